@@ -1,0 +1,58 @@
+// Query: DynamoDB-style key conditions over one partition, each compiled to an iterator seek
+// within bounds (never a scan plus a filter), with Limit, direction and paging.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "query/filter.h"
+#include "storage/reading.h"
+#include "storage/status.h"
+#include "storage/store.h"
+
+namespace readingsd::query {
+
+enum class SortKeyOp { kAll, kEq, kLt, kLe, kGt, kGe, kBetween, kBeginsWith };
+
+struct KeyCondition {
+  std::string device_id;
+  SortKeyOp op = SortKeyOp::kAll;
+  std::string a;  // normalised sort key; the raw prefix for kBeginsWith
+  std::string b;  // kBetween's upper bound (inclusive)
+};
+
+// Validates the device id and normalises `a` / `b` (any ISO-8601 form the ingest path accepts)
+// exactly as keys are normalised; a begins_with prefix is checked with ValidateSortKeyPrefix.
+// BETWEEN with a > b is InvalidArgument, as in DynamoDB.
+Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_view a,
+                        std::string_view b, KeyCondition* condition);
+
+inline constexpr std::size_t kMaxPageBytes = 1u << 20;  // DynamoDB's 1 MB page
+
+struct QueryRequest {
+  KeyCondition key;
+  // Maximum items *read* (DynamoDB's Limit, counted before the filter); 0 = no limit.
+  std::size_t limit = 0;
+  bool scan_forward = true;  // false = newest first
+  // Sort key of the previous page's LastEvaluatedKey; empty = from the beginning.
+  std::string exclusive_start;
+  const FilterExpr* filter = nullptr;  // optional, not owned
+  // A page stops once this many bytes of items were read, so a page can be empty (everything
+  // filtered out) and still carry a next key: paging ends only when that key is absent.
+  std::size_t max_page_bytes = kMaxPageBytes;
+};
+
+struct QueryResult {
+  std::vector<storage::Reading> items;
+  std::size_t count = 0;          // items returned (after the filter)
+  std::size_t scanned_count = 0;  // items read (before the filter)
+  // Set when the page stopped at limit or max_page_bytes and more items remain in range.
+  std::optional<std::string> last_evaluated_sort_key;
+};
+
+Status Query(const storage::Store& store, const QueryRequest& request, QueryResult* result);
+
+}  // namespace readingsd::query

@@ -1,0 +1,53 @@
+// The whole on-disk key format of readingsd, in one place.
+//
+//   key        = "DEV#" deviceId SEP sortKey
+//   SEP        = '\0'            never allowed in a device id, so no two partitions share a prefix:
+//                                "DEV#a1\0..." and "DEV#a10\0..." are disjoint ranges.
+//   deviceId   = 1..128 bytes of [A-Za-z0-9._:-]   (anything else is rejected, never escaped)
+//   sortKey    = YYYY-MM-DDTHH:MM:SS.fffffffffZ     30 bytes, UTC, always 9 fractional digits
+//
+// Because the sort key is fixed width, zero padded and UTC, RocksDB's bytewise order of keys in
+// one partition *is* time order; nanosecond precision means no accepted input is ever truncated
+// into a collision with a neighbour.
+//
+// Non-reading keys (store metadata) start with "META#" and so never fall inside a partition.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "storage/status.h"
+
+namespace readingsd::storage {
+
+inline constexpr std::string_view kPartitionPrefix = "DEV#";
+inline constexpr char kSeparator = '\0';
+inline constexpr std::size_t kMaxDeviceIdLength = 128;
+inline constexpr std::size_t kSortKeyLength = 30;
+// Greater than every byte a sort key may contain: the exclusive end of a whole partition.
+inline constexpr char kSortKeyEnd = '\x7f';
+
+// OK when `id` is a legal device id; otherwise InvalidArgument naming the offending byte.
+Status ValidateDeviceId(std::string_view id);
+
+// Parses an ISO-8601 timestamp and writes its normalised sort key.
+// Accepted: YYYY-MM-DDTHH:MM:SS, then optionally '.' and 1-9 fractional digits, then 'Z' or an
+// offset +hh:mm / -hh:mm (also +hh). The instant must fall within years 0000-9999 UTC.
+// Rejected with a message: anything else (lower-case t/z, missing zone, 10+ fraction digits,
+// impossible dates such as 2026-02-30, leap second 60).
+Status NormalizeTimestamp(std::string_view iso8601, std::string* sort_key);
+
+// OK when `prefix` can begin some sort key (for begins_with): "2026-06-23", "2026-06-23T08".
+Status ValidateSortKeyPrefix(std::string_view prefix);
+
+// "DEV#" + id.  The partition key a user sees (and the Prometheus label).
+std::string PartitionKey(std::string_view device_id);
+
+// "DEV#" + id + SEP + sort_key.  `sort_key` may also be a prefix or kSortKeyEnd for bounds.
+std::string EncodeKey(std::string_view device_id, std::string_view sort_key);
+
+// Splits a reading key; false for keys that are not reading keys.
+bool DecodeKey(std::string_view key, std::string_view* device_id, std::string_view* sort_key);
+
+}  // namespace readingsd::storage

@@ -1,0 +1,116 @@
+#include "storage/reading.h"
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <set>
+
+namespace readingsd::storage {
+namespace {
+
+constexpr char kFormatVersion = 1;
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+bool GetVarint(std::string_view* in, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
+    auto byte = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+bool GetBytes(std::string_view* in, std::string* out) {
+  uint64_t n;
+  if (!GetVarint(in, &n) || n > in->size()) return false;
+  out->assign(in->substr(0, n));
+  in->remove_prefix(n);
+  return true;
+}
+
+static_assert(std::endian::native == std::endian::little, "the value encoding assumes little-endian hosts");
+
+}  // namespace
+
+Status ValidateAttributes(const std::vector<Attribute>& attributes) {
+  std::set<std::string_view> seen;
+  for (const auto& a : attributes) {
+    if (a.name.empty()) return Status::InvalidArgument("attribute name is empty");
+    if (a.name.size() > kMaxAttributeNameLength) {
+      return Status::InvalidArgument("attribute name longer than " + std::to_string(kMaxAttributeNameLength) +
+                                     " bytes");
+    }
+    if (a.name == kDeviceIdAttribute || a.name == kReadingTsAttribute) {
+      return Status::InvalidArgument("attribute \"" + a.name + "\" is a key attribute");
+    }
+    if (!seen.insert(a.name).second) return Status::InvalidArgument("duplicate attribute \"" + a.name + "\"");
+  }
+  return Status::OK();
+}
+
+void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out) {
+  out->clear();
+  out->push_back(kFormatVersion);
+  for (const auto& a : attributes) {
+    PutVarint(out, a.name.size());
+    out->append(a.name);
+    if (const double* d = std::get_if<double>(&a.value)) {
+      out->push_back('n');
+      char bytes[sizeof(double)];
+      std::memcpy(bytes, d, sizeof bytes);
+      out->append(bytes, sizeof bytes);
+    } else if (const std::string* s = std::get_if<std::string>(&a.value)) {
+      out->push_back('s');
+      PutVarint(out, s->size());
+      out->append(*s);
+    } else {
+      out->push_back(std::get<bool>(a.value) ? 't' : 'f');
+    }
+  }
+}
+
+Status DecodeAttributes(std::string_view in, std::vector<Attribute>* out) {
+  out->clear();
+  if (in.empty() || in.front() != kFormatVersion) {
+    return Status::Corruption("reading value has an unknown format version");
+  }
+  in.remove_prefix(1);
+  while (!in.empty()) {
+    Attribute a;
+    if (!GetBytes(&in, &a.name) || in.empty()) return Status::Corruption("truncated attribute name");
+    char tag = in.front();
+    in.remove_prefix(1);
+    switch (tag) {
+      case 'n': {
+        if (in.size() < sizeof(double)) return Status::Corruption("truncated number attribute");
+        double d;
+        std::memcpy(&d, in.data(), sizeof d);
+        in.remove_prefix(sizeof d);
+        a.value = d;
+        break;
+      }
+      case 's': {
+        std::string s;
+        if (!GetBytes(&in, &s)) return Status::Corruption("truncated string attribute");
+        a.value = std::move(s);
+        break;
+      }
+      case 't': a.value = true; break;
+      case 'f': a.value = false; break;
+      default: return Status::Corruption("unknown attribute type tag");
+    }
+    out->push_back(std::move(a));
+  }
+  return Status::OK();
+}
+
+}  // namespace readingsd::storage

@@ -1,0 +1,40 @@
+// A reading: its key (device id + sort key) and its attributes, plus their compact value encoding.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "storage/status.h"
+
+namespace readingsd::storage {
+
+// Numbers are IEEE doubles (sensor values; integers are exact up to 2^53).
+using AttributeValue = std::variant<double, std::string, bool>;
+
+struct Attribute {
+  std::string name;
+  AttributeValue value;
+};
+
+struct Reading {
+  std::string device_id;
+  std::string sort_key;  // normalised, see storage/key.h
+  std::vector<Attribute> attributes;
+};
+
+inline constexpr std::size_t kMaxAttributeNameLength = 255;
+// The key attributes, as named in payloads and in the DynamoDB-compatible API.
+inline constexpr std::string_view kDeviceIdAttribute = "deviceId";
+inline constexpr std::string_view kReadingTsAttribute = "readingTs";
+
+// Attribute names: 1..255 bytes, unique within a reading, not a key attribute name.
+Status ValidateAttributes(const std::vector<Attribute>& attributes);
+
+// Value encoding: version byte 1, then per attribute: varint name length, name, type tag
+// ('n' + 8-byte little-endian double | 's' + varint length + bytes | 't' | 'f').
+void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out);
+Status DecodeAttributes(std::string_view encoded, std::vector<Attribute>* out);
+
+}  // namespace readingsd::storage

@@ -1,0 +1,274 @@
+#include "storage/store.h"
+
+#include <date/date.h>
+#include <rocksdb/cache.h>
+#include <rocksdb/compaction_filter.h>
+#include <rocksdb/convenience.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/statistics.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+
+#include <algorithm>
+
+#include "storage/key.h"
+
+namespace readingsd::storage {
+namespace {
+
+// Marks a directory as a readingsd store of this key format; refuse anything else.
+constexpr std::string_view kFormatKey = "META#format";
+constexpr std::string_view kFormatValue = "readingsd-keys-v1";
+
+Status FromRocks(const rocksdb::Status& s, std::string_view context) {
+  if (s.ok()) return Status::OK();
+  std::string msg = std::string(context) + ": " + s.ToString();
+  if (s.IsInvalidArgument()) return Status::InvalidArgument(msg);
+  if (s.IsNotFound()) return Status::NotFound(msg);
+  if (s.IsCorruption()) return Status::Corruption(msg);
+  if (s.IsBusy() || s.IsTryAgain()) return Status::Busy(msg);
+  return Status::IOError(msg);
+}
+
+// The partition key with its separator ("DEV#id\0") is the bloom-filter prefix: a Query touches
+// one partition, so SST files without it are skipped without reading their blocks.
+class PartitionPrefix : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "readingsd.PartitionPrefix.v1"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    std::string_view k(key.data(), key.size());
+    return rocksdb::Slice(key.data(), k.find(kSeparator) + 1);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    std::string_view k(key.data(), key.size());
+    return k.starts_with(kPartitionPrefix) && k.find(kSeparator) != std::string_view::npos;
+  }
+};
+
+std::string SortKeyAt(std::chrono::system_clock::time_point t) {
+  return date::format("%Y-%m-%dT%H:%M:%SZ", date::floor<std::chrono::nanoseconds>(t));
+}
+
+// Drops readings whose sort key is older than the retention cutoff while compaction rewrites
+// them anyway: retention costs no scan.
+class RetentionFilter : public rocksdb::CompactionFilter {
+ public:
+  explicit RetentionFilter(std::string cutoff) : cutoff_(std::move(cutoff)) {}
+  const char* Name() const override { return "readingsd.RetentionFilter"; }
+  bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*, bool*) const override {
+    std::string_view device, sort_key;
+    return DecodeKey(std::string_view(key.data(), key.size()), &device, &sort_key) && sort_key < cutoff_;
+  }
+
+ private:
+  std::string cutoff_;
+};
+
+class RetentionFilterFactory : public rocksdb::CompactionFilterFactory {
+ public:
+  explicit RetentionFilterFactory(std::chrono::seconds retention) : retention_(retention) {}
+  const char* Name() const override { return "readingsd.RetentionFilterFactory"; }
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context&) override {
+    return std::make_unique<RetentionFilter>(SortKeyAt(std::chrono::system_clock::now() - retention_));
+  }
+
+ private:
+  std::chrono::seconds retention_;
+};
+
+class RocksPartitionIterator : public PartitionIterator {
+ public:
+  RocksPartitionIterator(rocksdb::DB* db, std::string_view device_id, std::string_view lower, std::string_view upper)
+      : prefix_(EncodeKey(device_id, "")),
+        lower_(prefix_ + std::string(lower)),
+        upper_(prefix_ + (upper.empty() ? std::string(1, kSortKeyEnd) : std::string(upper))),
+        lower_slice_(lower_),
+        upper_slice_(upper_) {
+    rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &lower_slice_;
+    ro.iterate_upper_bound = &upper_slice_;
+    // Bloom filters on the partition prefix are used whenever the bounds stay in one partition,
+    // which they always do here.
+    ro.auto_prefix_mode = true;
+    it_.reset(db->NewIterator(ro));
+  }
+
+  void SeekToFirst() override { it_->SeekToFirst(); }
+  void SeekToLast() override { it_->SeekToLast(); }
+  void Seek(std::string_view sort_key) override { it_->Seek(Key(sort_key)); }
+  void SeekForPrev(std::string_view sort_key) override { it_->SeekForPrev(Key(sort_key)); }
+  bool Valid() const override { return it_->Valid(); }
+  void Next() override { it_->Next(); }
+  void Prev() override { it_->Prev(); }
+  std::string_view sort_key() const override {
+    auto k = it_->key();
+    return std::string_view(k.data() + prefix_.size(), k.size() - prefix_.size());
+  }
+  std::string_view encoded_attributes() const override {
+    auto v = it_->value();
+    return std::string_view(v.data(), v.size());
+  }
+  Status status() const override { return FromRocks(it_->status(), "iterator"); }
+
+ private:
+  std::string Key(std::string_view sort_key) const { return prefix_ + std::string(sort_key); }
+
+  std::string prefix_, lower_, upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+Status ValidateReading(const Reading& r) {
+  if (Status s = ValidateDeviceId(r.device_id); !s.ok()) return s;
+  std::string normalised;
+  if (Status s = NormalizeTimestamp(r.sort_key, &normalised); !s.ok()) return s;
+  if (normalised != r.sort_key) {
+    return Status::InvalidArgument("sort key \"" + r.sort_key + "\" is not normalised (expected \"" + normalised + "\")");
+  }
+  return ValidateAttributes(r.attributes);
+}
+
+class RocksStore : public Store {
+ public:
+  RocksStore(std::unique_ptr<rocksdb::DB> db, std::shared_ptr<rocksdb::Statistics> stats, bool sync)
+      : db_(std::move(db)), stats_(std::move(stats)) {
+    write_options_.sync = sync;
+  }
+
+  ~RocksStore() override {
+    // Closing explicitly surfaces background errors in the log instead of in a destructor.
+    db_->Close();
+  }
+
+  Status Put(const Reading& reading) override { return Write(std::span<const Reading>(&reading, 1)); }
+
+  Status Write(std::span<const Reading> readings) override {
+    for (const Reading& r : readings) {
+      if (Status s = ValidateReading(r); !s.ok()) return s;
+    }
+    rocksdb::WriteBatch batch;
+    std::string key, value;
+    for (const Reading& r : readings) {
+      key = EncodeKey(r.device_id, r.sort_key);
+      EncodeAttributes(r.attributes, &value);
+      if (auto s = batch.Put(key, value); !s.ok()) return FromRocks(s, "write batch");
+    }
+    return FromRocks(db_->Write(write_options_, &batch), "write");
+  }
+
+  Status Get(std::string_view device_id, std::string_view sort_key, Reading* reading) const override {
+    std::string value;
+    auto s = db_->Get(rocksdb::ReadOptions(), EncodeKey(device_id, sort_key), &value);
+    if (s.IsNotFound()) return Status::NotFound("no reading for that device id and timestamp");
+    if (!s.ok()) return FromRocks(s, "get");
+    reading->device_id = device_id;
+    reading->sort_key = sort_key;
+    return DecodeAttributes(value, &reading->attributes);
+  }
+
+  std::unique_ptr<PartitionIterator> NewIterator(std::string_view device_id, std::string_view lower,
+                                                 std::string_view upper) const override {
+    return std::make_unique<RocksPartitionIterator>(db_.get(), device_id, lower, upper);
+  }
+
+  StoreStats Stats() const override {
+    StoreStats st;
+    db_->GetIntProperty(rocksdb::DB::Properties::kTotalSstFilesSize, &st.sst_bytes);
+    db_->GetIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &st.memtable_bytes);
+    db_->GetIntProperty(rocksdb::DB::Properties::kEstimatePendingCompactionBytes, &st.pending_compaction_bytes);
+    db_->GetIntProperty(rocksdb::DB::Properties::kEstimateNumKeys, &st.estimated_keys);
+    st.stall_micros = stats_->getTickerCount(rocksdb::STALL_MICROS);
+    return st;
+  }
+
+  Status Checkpoint(const std::string& dir) const override {
+    rocksdb::Checkpoint* raw = nullptr;
+    if (auto s = rocksdb::Checkpoint::Create(db_.get(), &raw); !s.ok()) return FromRocks(s, "checkpoint");
+    std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+    return FromRocks(checkpoint->CreateCheckpoint(dir), "checkpoint into " + dir);
+  }
+
+  Status CompactAll() override {
+    if (auto s = db_->Flush(rocksdb::FlushOptions()); !s.ok()) return FromRocks(s, "flush");
+    rocksdb::CompactRangeOptions options;
+    options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    return FromRocks(db_->CompactRange(options, nullptr, nullptr), "compact");
+  }
+
+ private:
+  std::unique_ptr<rocksdb::DB> db_;
+  std::shared_ptr<rocksdb::Statistics> stats_;
+  rocksdb::WriteOptions write_options_;
+};
+
+rocksdb::CompressionType Preferred(std::initializer_list<rocksdb::CompressionType> wanted) {
+  auto supported = rocksdb::GetSupportedCompressions();
+  for (auto c : wanted) {
+    if (std::find(supported.begin(), supported.end(), c) != supported.end()) return c;
+  }
+  return rocksdb::kNoCompression;
+}
+
+rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksdb::Statistics> stats) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.max_background_jobs = 2;
+  o.write_buffer_size = options.write_buffer_bytes;
+  o.level_compaction_dynamic_level_bytes = true;
+  // Sensor values compress well; LZ4 keeps upper levels cheap, ZSTD the cold bottom.
+  o.compression = Preferred({rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
+  o.bottommost_compression = Preferred({rocksdb::kZSTD, rocksdb::kLZ4Compression});
+  o.prefix_extractor = std::make_shared<PartitionPrefix>();
+  o.memtable_prefix_bloom_size_ratio = 0.05;
+  o.statistics = std::move(stats);
+
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.whole_key_filtering = true;  // point reads (GetItem) use the same filter
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+  if (options.retention.count() > 0) {
+    o.compaction_filter_factory = std::make_shared<RetentionFilterFactory>(options.retention);
+    // Files that no write touches still get rewritten (and so expired) at least daily.
+    o.periodic_compaction_seconds = 24 * 3600;
+  }
+  return o;
+}
+
+}  // namespace
+
+Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
+  auto stats = rocksdb::CreateDBStatistics();
+  stats->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
+  rocksdb::DB* raw = nullptr;
+  auto s = rocksdb::DB::Open(MakeOptions(options, stats), options.path, &raw);
+  if (!s.ok()) {
+    if (s.ToString().find("lock") != std::string::npos) {
+      return Status::Busy("data dir " + options.path + " is in use by another process (" + s.ToString() + ")");
+    }
+    return FromRocks(s, "cannot open data dir " + options.path);
+  }
+  std::unique_ptr<rocksdb::DB> db(raw);
+
+  std::string format;
+  s = db->Get(rocksdb::ReadOptions(), std::string(kFormatKey), &format);
+  if (s.IsNotFound()) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = db->Put(wo, std::string(kFormatKey), std::string(kFormatValue));
+    if (!s.ok()) return FromRocks(s, "cannot initialise data dir " + options.path);
+  } else if (!s.ok()) {
+    return FromRocks(s, "cannot read data dir " + options.path);
+  } else if (format != kFormatValue) {
+    return Status::InvalidArgument("data dir " + options.path + " holds key format \"" + format +
+                                   "\", this readingsd reads \"" + std::string(kFormatValue) + "\"");
+  }
+  *store = std::make_unique<RocksStore>(std::move(db), std::move(stats), options.sync);
+  return Status::OK();
+}
+
+}  // namespace readingsd::storage

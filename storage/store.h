@@ -1,0 +1,81 @@
+// Store: readings in RocksDB under the keys of storage/key.h.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "storage/reading.h"
+#include "storage/status.h"
+
+namespace readingsd::storage {
+
+struct StoreOptions {
+  std::string path = "./data";
+  // fsync the WAL on every write: survives power loss, not only a process crash.
+  bool sync = false;
+  // Readings older than this are dropped by compaction (0 = keep forever).
+  std::chrono::seconds retention{0};
+  std::size_t block_cache_bytes = 64u << 20;
+  std::size_t write_buffer_bytes = 64u << 20;
+};
+
+// Operational figures for the exporter, read from RocksDB properties.
+struct StoreStats {
+  uint64_t sst_bytes = 0;
+  uint64_t memtable_bytes = 0;
+  uint64_t pending_compaction_bytes = 0;
+  uint64_t estimated_keys = 0;
+  uint64_t stall_micros = 0;
+};
+
+// Readings of one partition within [lower, upper) sort keys, in key (= time) order.
+// Not thread-safe; one per reader.
+class PartitionIterator {
+ public:
+  virtual ~PartitionIterator() = default;
+  virtual void SeekToFirst() = 0;
+  virtual void SeekToLast() = 0;
+  virtual void Seek(std::string_view sort_key) = 0;         // first >= sort_key
+  virtual void SeekForPrev(std::string_view sort_key) = 0;  // last <= sort_key
+  virtual bool Valid() const = 0;
+  virtual void Next() = 0;
+  virtual void Prev() = 0;
+  virtual std::string_view sort_key() const = 0;
+  virtual std::string_view encoded_attributes() const = 0;  // see DecodeAttributes
+  virtual Status status() const = 0;
+};
+
+class Store {
+ public:
+  // Opens (creating if missing) the store at options.path. A locked, corrupted or foreign
+  // directory is a clear error, never a crash.
+  static Status Open(const StoreOptions& options, std::unique_ptr<Store>* store);
+  virtual ~Store() = default;
+
+  // Put overwrites a reading with the same device id and sort key (as DynamoDB PutItem), so a
+  // redelivered reading is stored once. Validates device id, sort key and attributes.
+  virtual Status Put(const Reading& reading) = 0;
+  // All readings in one atomic WriteBatch: when it returns OK they are in the WAL (and synced
+  // when options.sync). Nothing is written when any reading is invalid.
+  virtual Status Write(std::span<const Reading> readings) = 0;
+  // NotFound when absent.
+  virtual Status Get(std::string_view device_id, std::string_view sort_key, Reading* reading) const = 0;
+
+  // Empty `lower` = start of the partition, empty `upper` = its end. Bounds are byte strings
+  // compared with sort keys (a prefix works).
+  virtual std::unique_ptr<PartitionIterator> NewIterator(std::string_view device_id,
+                                                         std::string_view lower,
+                                                         std::string_view upper) const = 0;
+
+  virtual StoreStats Stats() const = 0;
+  // Consistent on-disk copy (RocksDB checkpoint: hard links where possible) in a new directory.
+  virtual Status Checkpoint(const std::string& dir) const = 0;
+  // Flushes memtables and compacts everything (retention applies): for operators and tests.
+  virtual Status CompactAll() = 0;
+};
+
+}  // namespace readingsd::storage

@@ -1,0 +1,134 @@
+#include "storage/key.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <date/date.h>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+namespace readingsd::storage {
+namespace {
+
+std::string Normalize(std::string_view ts) {
+  std::string out;
+  Status s = NormalizeTimestamp(ts, &out);
+  EXPECT_TRUE(s.ok()) << ts << ": " << s.ToString();
+  return out;
+}
+
+TEST(NormalizeTimestamp, FixedWidthUtcNanoseconds) {
+  EXPECT_EQ(Normalize("2026-06-23T08:00:00Z"), "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(Normalize("2026-06-23T08:00:00.5Z"), "2026-06-23T08:00:00.500000000Z");
+  EXPECT_EQ(Normalize("2026-06-23T08:00:00.123456789Z"), "2026-06-23T08:00:00.123456789Z");
+  EXPECT_EQ(Normalize("2026-06-23T10:00:00+02:00"), "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(Normalize("2026-06-23T03:30:00-04:30"), "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(Normalize("2026-06-23T10:00:00+02"), "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(Normalize("2026-01-01T00:30:00+01:00"), "2025-12-31T23:30:00.000000000Z");
+  EXPECT_EQ(Normalize("2024-02-29T00:00:00Z"), "2024-02-29T00:00:00.000000000Z");
+  EXPECT_EQ(Normalize("0000-01-01T00:00:00Z"), "0000-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(Normalize("9999-12-31T23:59:59.999999999Z"), "9999-12-31T23:59:59.999999999Z");
+  EXPECT_EQ(Normalize("2026-06-23T08:00:00.000000000Z").size(), kSortKeyLength);
+}
+
+TEST(NormalizeTimestamp, RejectsEverythingElseWithAReason) {
+  for (const char* bad : {"", "2026-06-23", "2026-06-23T08:00:00", "2026-06-23 08:00:00Z", "2026-06-23t08:00:00Z",
+                          "2026-06-23T08:00:00z", "2026-6-23T08:00:00Z", "2026-06-23T8:00:00Z",
+                          "2026-06-23T08:00:00.Z", "2026-06-23T08:00:00.1234567891Z", "2026-02-30T00:00:00Z",
+                          "2025-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-06-23T24:00:00Z",
+                          "2026-06-23T08:60:00Z", "2026-06-23T23:59:60Z", "2026-06-23T08:00:00+2:00",
+                          "2026-06-23T08:00:00+24:00", "2026-06-23T08:00:00+02:60", "2026-06-23T08:00:00+0200",
+                          "2026-06-23T08:00:00Z ", " 2026-06-23T08:00:00Z", "1782201600",
+                          "0000-01-01T00:00:00+01:00", "9999-12-31T23:00:00-01:00", "2026-06-23T08:00:00ZZ",
+                          "+12026-06-23T08:00:00Z"}) {
+    std::string out;
+    Status s = NormalizeTimestamp(bad, &out);
+    EXPECT_TRUE(s.IsInvalidArgument()) << "accepted: \"" << bad << "\" as " << out;
+    EXPECT_NE(s.message().find("invalid timestamp"), std::string::npos) << s.message();
+  }
+}
+
+// Property: for random instants written in random zones and precisions, byte order of the
+// sort keys equals time order, and normalising is idempotent.
+TEST(NormalizeTimestamp, ByteOrderIsTimeOrder) {
+  std::mt19937_64 rng(42);
+  using ns = std::chrono::nanoseconds;
+  // 1970..2100 in nanoseconds.
+  std::uniform_int_distribution<int64_t> instant(0, int64_t{4102444800} * 1'000'000'000);
+  std::uniform_int_distribution<int> offset_minutes(-23 * 60, 23 * 60), digits(0, 9);
+  struct Sample { int64_t t; std::string key; };
+  std::vector<Sample> samples;
+  for (int i = 0; i < 5000; ++i) {
+    int d = digits(rng);
+    int64_t unit = 1;
+    for (int k = d; k < 9; ++k) unit *= 10;
+    int64_t t = instant(rng) / unit * unit;  // representable with d fraction digits
+    int off = offset_minutes(rng);
+    int64_t local = t + int64_t{off} * 60'000'000'000;
+    auto tp = date::sys_time<ns>(ns(local));  // local wall clock, formatted as if UTC
+    std::string text = date::format("%Y-%m-%dT%H:%M:%S", date::floor<std::chrono::seconds>(tp));
+    if (d > 0) {
+      char frac[16];
+      std::snprintf(frac, sizeof frac, ".%09lld", static_cast<long long>(local % 1'000'000'000));
+      text += std::string(frac, 1 + d);
+    }
+    char zone[32];
+    std::snprintf(zone, sizeof zone, "%c%02d:%02d", off < 0 ? '-' : '+', std::abs(off) / 60, std::abs(off) % 60);
+    text += (off == 0 && i % 2) ? std::string("Z") : std::string(zone);
+    std::string key = Normalize(text);
+    EXPECT_EQ(Normalize(key), key);
+    samples.push_back({t, key});
+  }
+  std::sort(samples.begin(), samples.end(), [](auto& a, auto& b) { return a.key < b.key; });
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    ASSERT_LE(samples[i - 1].t, samples[i].t) << samples[i - 1].key << " vs " << samples[i].key;
+  }
+}
+
+TEST(DeviceId, AllowedCharsetAndLength) {
+  EXPECT_TRUE(ValidateDeviceId("a1b2").ok());
+  EXPECT_TRUE(ValidateDeviceId("Sensor_01.roof:north-3").ok());
+  EXPECT_TRUE(ValidateDeviceId(std::string(kMaxDeviceIdLength, 'x')).ok());
+  EXPECT_FALSE(ValidateDeviceId("").ok());
+  EXPECT_FALSE(ValidateDeviceId(std::string(kMaxDeviceIdLength + 1, 'x')).ok());
+  for (std::string bad : std::vector<std::string>{"a#b", "a/b", "a b", "a+", "é", std::string("a\0b", 3), "a|b", "a\x7f"}) {
+    Status s = ValidateDeviceId(bad);
+    EXPECT_TRUE(s.IsInvalidArgument()) << bad;
+  }
+}
+
+TEST(Key, EncodeDecodeRoundTripAndPartitionsAreDisjoint) {
+  std::string sk = Normalize("2026-06-23T08:00:00Z");
+  std::string key = EncodeKey("a1", sk);
+  EXPECT_EQ(key, std::string("DEV#a1\0", 7) + sk);
+  std::string_view device, sort_key;
+  ASSERT_TRUE(DecodeKey(key, &device, &sort_key));
+  EXPECT_EQ(device, "a1");
+  EXPECT_EQ(sort_key, sk);
+  EXPECT_FALSE(DecodeKey("META#format", &device, &sort_key));
+  EXPECT_EQ(PartitionKey("a1"), "DEV#a1");
+
+  // Every key of partition a10 lies outside [DEV#a1\0, DEV#a1\0\x7f), whatever its sort key.
+  std::string lo = EncodeKey("a1", ""), hi = EncodeKey("a1", std::string(1, kSortKeyEnd));
+  for (const char* other : {"a10", "a1-x", "a1.", "a", "a0", "A1"}) {
+    std::string k = EncodeKey(other, sk);
+    EXPECT_FALSE(k >= lo && k < hi) << other;
+  }
+  EXPECT_TRUE(key >= lo && key < hi);
+}
+
+TEST(SortKeyPrefix, MustFitTheShape) {
+  for (const char* ok : {"", "2", "2026", "2026-06-23", "2026-06-23T08", "2026-06-23T08:00:00.000000000Z"}) {
+    EXPECT_TRUE(ValidateSortKeyPrefix(ok).ok()) << ok;
+  }
+  for (const char* bad : {"x", "2026/06", "2026-06-23 08", "2026-06-23T08:00:00+02:00", "2026-06-23T08:00:00.000000000Z0"}) {
+    EXPECT_TRUE(ValidateSortKeyPrefix(bad).IsInvalidArgument()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace readingsd::storage

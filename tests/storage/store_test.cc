@@ -1,0 +1,185 @@
+#include "storage/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <date/date.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "storage/key.h"
+
+namespace readingsd::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/readingsd-store-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    options_.path = dir_ + "/db";
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  void Open() { ASSERT_TRUE(Store::Open(options_, &store_).ok()); }
+
+  static Reading Make(std::string device, std::string ts, double temperature) {
+    std::string sk;
+    EXPECT_TRUE(NormalizeTimestamp(ts, &sk).ok());
+    return Reading{std::move(device), sk, {{"temperature", temperature}}};
+  }
+
+  std::vector<std::string> SortKeys(std::string_view device, std::string_view lo = "", std::string_view hi = "") {
+    std::vector<std::string> out;
+    auto it = store_->NewIterator(device, lo, hi);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) out.emplace_back(it->sort_key());
+    EXPECT_TRUE(it->status().ok());
+    return out;
+  }
+
+  std::string dir_;
+  StoreOptions options_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, PutGetOverwriteIsIdempotent) {
+  Open();
+  Reading r = Make("a1", "2026-06-23T08:00:00Z", 21.5);
+  ASSERT_TRUE(store_->Put(r).ok());
+  r.attributes[0].value = 22.0;
+  ASSERT_TRUE(store_->Put(r).ok());  // same PK+SK: overwrite, as PutItem
+  Reading got;
+  ASSERT_TRUE(store_->Get("a1", r.sort_key, &got).ok());
+  EXPECT_EQ(std::get<double>(got.attributes.at(0).value), 22.0);
+  EXPECT_EQ(SortKeys("a1").size(), 1u);
+  EXPECT_TRUE(store_->Get("a1", Make("a1", "2026-06-23T08:00:01Z", 0).sort_key, &got).IsNotFound());
+}
+
+TEST_F(StoreTest, BatchIsAllOrNothing) {
+  Open();
+  std::vector<Reading> batch = {Make("a1", "2026-06-23T08:00:00Z", 1), Make("a1", "2026-06-23T08:00:01Z", 2)};
+  batch.push_back(Reading{"bad/id", batch[0].sort_key, {}});
+  EXPECT_TRUE(store_->Write(batch).IsInvalidArgument());
+  EXPECT_TRUE(SortKeys("a1").empty());
+  batch.pop_back();
+  batch.push_back(Reading{"a1", "2026-06-23T08:00:02Z", {}});  // not normalised
+  EXPECT_TRUE(store_->Write(batch).IsInvalidArgument());
+  batch.pop_back();
+  ASSERT_TRUE(store_->Write(batch).ok());
+  EXPECT_EQ(SortKeys("a1").size(), 2u);
+}
+
+TEST_F(StoreTest, IteratorStaysInsideItsPartitionAndBounds) {
+  Open();
+  std::vector<Reading> batch;
+  for (const char* device : {"a", "a1", "a10", "a1-x", "a2"}) {
+    for (int s = 0; s < 5; ++s) {
+      batch.push_back(Make(device, "2026-06-23T08:00:0" + std::to_string(s) + "Z", s));
+    }
+  }
+  ASSERT_TRUE(store_->Write(batch).ok());
+  ASSERT_TRUE(store_->CompactAll().ok());  // read from SST files and bloom filters too
+  auto keys = SortKeys("a1");
+  ASSERT_EQ(keys.size(), 5u);
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+  EXPECT_TRUE(SortKeys("a11").empty());
+
+  auto window = SortKeys("a1", keys[1], keys[3]);
+  EXPECT_EQ(window, (std::vector<std::string>{keys[1], keys[2]}));
+
+  auto it = store_->NewIterator("a1", "", "");
+  it->SeekToLast();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->sort_key(), keys[4]);
+  it->SeekForPrev(keys[2]);
+  EXPECT_EQ(it->sort_key(), keys[2]);
+  it->Prev();
+  EXPECT_EQ(it->sort_key(), keys[1]);
+  it->SeekToFirst();
+  it->Prev();
+  EXPECT_FALSE(it->Valid());  // never walks into partition "a"
+}
+
+TEST_F(StoreTest, ReopenKeepsDataAndSecondOpenIsBusy) {
+  Open();
+  ASSERT_TRUE(store_->Put(Make("a1", "2026-06-23T08:00:00Z", 1)).ok());
+  std::unique_ptr<Store> second;
+  Status s = Store::Open(options_, &second);
+  EXPECT_EQ(s.code(), Status::Code::kBusy) << s.ToString();
+  EXPECT_NE(s.message().find("in use"), std::string::npos);
+  store_.reset();
+  Open();
+  EXPECT_EQ(SortKeys("a1").size(), 1u);
+}
+
+TEST_F(StoreTest, RefusesADirectoryThatIsNotAStore) {
+  fs::create_directories(options_.path);
+  {
+    std::FILE* f = std::fopen((options_.path + "/CURRENT").c_str(), "w");
+    std::fputs("garbage\n", f);
+    std::fclose(f);
+  }
+  Status s = Store::Open(options_, &store_);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(options_.path), std::string::npos) << s.ToString();
+}
+
+TEST_F(StoreTest, ReadOnlyDirectoryIsAClearError) {
+  if (geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  fs::create_directories(options_.path);
+  chmod(options_.path.c_str(), 0500);
+  Status s = Store::Open(options_, &store_);
+  chmod(options_.path.c_str(), 0700);
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+}
+
+TEST_F(StoreTest, RetentionDropsOldReadingsAtCompaction) {
+  options_.retention = std::chrono::hours(24 * 30);
+  Open();
+  auto now = std::chrono::system_clock::now();
+  auto ts = [](std::chrono::system_clock::time_point t) {
+    return date::format("%FT%TZ", date::floor<std::chrono::seconds>(t));
+  };
+  ASSERT_TRUE(store_->Put(Make("a1", ts(now - std::chrono::hours(24 * 31)), 1)).ok());
+  ASSERT_TRUE(store_->Put(Make("a1", ts(now - std::chrono::hours(24 * 29)), 2)).ok());
+  ASSERT_TRUE(store_->Put(Make("a1", ts(now), 3)).ok());
+  EXPECT_EQ(SortKeys("a1").size(), 3u);  // retention acts at compaction, not at read
+  ASSERT_TRUE(store_->CompactAll().ok());
+  auto keys = SortKeys("a1");
+  ASSERT_EQ(keys.size(), 2u);
+  Reading got;
+  ASSERT_TRUE(store_->Get("a1", keys[0], &got).ok());
+  EXPECT_EQ(std::get<double>(got.attributes.at(0).value), 2.0);
+}
+
+TEST_F(StoreTest, CheckpointIsAnIdenticalStore) {
+  Open();
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(store_->Put(Make("d" + std::to_string(i % 7), "2026-06-23T08:00:00." + std::to_string(100 + i) + "Z", i)).ok());
+  }
+  ASSERT_TRUE(store_->Checkpoint(dir_ + "/backup").ok());
+  std::unique_ptr<Store> copy;
+  StoreOptions copy_options = options_;
+  copy_options.path = dir_ + "/backup";
+  ASSERT_TRUE(Store::Open(copy_options, &copy).ok());
+  for (int d = 0; d < 7; ++d) {
+    std::string device = "d" + std::to_string(d);
+    auto a = store_->NewIterator(device, "", ""), b = copy->NewIterator(device, "", "");
+    for (a->SeekToFirst(), b->SeekToFirst(); a->Valid(); a->Next(), b->Next()) {
+      ASSERT_TRUE(b->Valid());
+      EXPECT_EQ(a->sort_key(), b->sort_key());
+      EXPECT_EQ(a->encoded_attributes(), b->encoded_attributes());
+    }
+    EXPECT_FALSE(b->Valid());
+  }
+  EXPECT_GT(store_->Stats().estimated_keys, 0u);
+}
+
+}  // namespace
+}  // namespace readingsd::storage
