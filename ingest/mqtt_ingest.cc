@@ -1,0 +1,368 @@
+#include "ingest/mqtt_ingest.h"
+
+#include <mosquitto.h>
+#include <mqtt_protocol.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+namespace readingsd::ingest {
+namespace {
+
+std::once_flag lib_init;
+
+// Session expiry for MQTT v5: without it a v5 broker drops the session at disconnect, which
+// would turn "persistent session" into a lie. 0xFFFFFFFF = never expires; the broker's own
+// persistent_client_expiration still bounds it.
+constexpr uint32_t kSessionNeverExpires = 0xFFFFFFFF;
+
+class MosquittoIngest : public MqttIngest {
+ public:
+  MosquittoIngest(const MqttOptions& options, storage::Store* store, IngestHooks hooks)
+      : options_(options), store_(store), hooks_(std::move(hooks)), rng_(std::random_device{}()) {}
+
+  ~MosquittoIngest() override {
+    Stop(std::chrono::seconds(5));
+    if (mosq_ != nullptr) mosquitto_destroy(mosq_);
+    mosquitto_property_free_all(&connect_properties_);
+  }
+
+  Status Init() {
+    std::call_once(lib_init, [] { mosquitto_lib_init(); });
+    mosq_ = mosquitto_new(options_.client_id.c_str(), /*clean_session=*/false, this);
+    if (mosq_ == nullptr) return Status::InvalidArgument("mqtt: cannot create client (client id empty or too long?)");
+    // The heart of the ack rule, see the header: packets leave only in mosquitto_loop_write.
+    mosquitto_threaded_set(mosq_, true);
+    mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, options_.mqtt_v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
+    if (options_.mqtt_v5) {
+      // How many unacked PUBLISHes the broker may send us: one group commit's worth.
+      mosquitto_int_option(mosq_, MOSQ_OPT_RECEIVE_MAXIMUM, static_cast<int>(std::min<std::size_t>(options_.max_batch, 65535)));
+      mosquitto_property_add_int32(&connect_properties_, MQTT_PROP_SESSION_EXPIRY_INTERVAL, kSessionNeverExpires);
+    }
+    if (!options_.username.empty() &&
+        mosquitto_username_pw_set(mosq_, options_.username.c_str(),
+                                  options_.password.empty() ? nullptr : options_.password.c_str()) != MOSQ_ERR_SUCCESS) {
+      return Status::InvalidArgument("mqtt: invalid username/password");
+    }
+    if (!options_.ca_file.empty()) {
+      int rc = mosquitto_tls_set(mosq_, options_.ca_file.c_str(), nullptr,
+                                 options_.cert_file.empty() ? nullptr : options_.cert_file.c_str(),
+                                 options_.key_file.empty() ? nullptr : options_.key_file.c_str(), nullptr);
+      if (rc != MOSQ_ERR_SUCCESS) {
+        return Status::InvalidArgument(std::string("mqtt: TLS setup failed: ") + mosquitto_strerror(rc) +
+                                       " (check ca_file, cert_file, key_file)");
+      }
+      mosquitto_tls_insecure_set(mosq_, options_.tls_insecure);
+    }
+    mosquitto_connect_v5_callback_set(mosq_, &OnConnect);
+    mosquitto_disconnect_v5_callback_set(mosq_, &OnDisconnect);
+    mosquitto_message_v5_callback_set(mosq_, &OnMessage);
+    thread_ = std::thread([this] { Run(); });
+    return Status::OK();
+  }
+
+  void Stop(std::chrono::milliseconds timeout) override {
+    std::lock_guard lock(stop_mu_);
+    if (!thread_.joinable()) return;
+    stop_deadline_ = std::chrono::steady_clock::now() + timeout;
+    stopping_ = true;
+    thread_.join();
+  }
+
+  IngestState State() const override {
+    std::lock_guard lock(state_mu_);
+    return state_;
+  }
+
+  std::chrono::steady_clock::time_point LastLoop() const override {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(last_loop_.load()));
+  }
+
+ private:
+  void Log(LogLevel level, std::string_view msg) {
+    if (hooks_.log) hooks_.log(level, msg);
+  }
+
+  template <typename F>
+  void UpdateState(F&& f) {
+    std::lock_guard lock(state_mu_);
+    f(state_);
+  }
+
+  void Beat() { last_loop_ = std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+  // --- libmosquitto callbacks (run inside mosquitto_loop_read on our thread) ---
+
+  static void OnConnect(mosquitto*, void* self, int rc, int flags, const mosquitto_property*) {
+    static_cast<MosquittoIngest*>(self)->HandleConnect(rc, flags);
+  }
+  static void OnDisconnect(mosquitto*, void* self, int rc, const mosquitto_property*) {
+    static_cast<MosquittoIngest*>(self)->HandleDisconnect(rc);
+  }
+  static void OnMessage(mosquitto*, void* self, const mosquitto_message* msg, const mosquitto_property*) {
+    static_cast<MosquittoIngest*>(self)->HandleMessage(*msg);
+  }
+
+  void HandleConnect(int rc, int flags) {
+    if (rc != 0) {
+      std::string why = options_.mqtt_v5 ? mosquitto_reason_string(rc) : mosquitto_connack_string(rc);
+      Log(LogLevel::kError, "mqtt: broker refused the connection: " + why);
+      UpdateState([&](IngestState& s) { s.last_error = "broker refused: " + why; });
+      return;
+    }
+    bool session_present = (flags & 1) != 0;
+    bool reconnect = ever_connected_;
+    bool lost = reconnect && !session_present;
+    ever_connected_ = true;
+    UpdateState([&](IngestState& s) {
+      s.connected = true;
+      s.reconnects += reconnect ? 1 : 0;
+      s.session_present = session_present;
+      s.session_lost = s.session_lost || lost;
+      s.last_error.clear();
+    });
+    if (lost) {
+      Log(LogLevel::kWarning,
+          "mqtt: the broker had no session for client id '" + options_.client_id +
+              "' on reconnect: readings published while we were away may be lost (broker restarted without "
+              "persistence, or persistent_client_expiration passed)");
+    }
+    Log(LogLevel::kInfo, "mqtt: connected to " + options_.host + ":" + std::to_string(options_.port) +
+                             (session_present ? " (session resumed)" : " (new session)"));
+    for (const auto& topic : options_.topics) {
+      int sub = mosquitto_subscribe_v5(mosq_, nullptr, topic.c_str(), 1, 0, nullptr);
+      if (sub != MOSQ_ERR_SUCCESS) {
+        Log(LogLevel::kError, "mqtt: cannot subscribe to '" + topic + "': " + mosquitto_strerror(sub));
+      }
+    }
+    backoff_ = options_.reconnect_min;
+    if (hooks_.on_connection) hooks_.on_connection(true);
+  }
+
+  void HandleDisconnect(int rc) {
+    bool was = false;
+    UpdateState([&](IngestState& s) {
+      was = s.connected;
+      s.connected = false;
+      if (rc != 0) s.last_error = std::string("connection lost: ") + mosquitto_strerror(rc);
+    });
+    if (was) {
+      if (rc != 0) Log(LogLevel::kWarning, std::string("mqtt: connection lost: ") + mosquitto_strerror(rc));
+      if (hooks_.on_connection) hooks_.on_connection(false);
+    }
+  }
+
+  void HandleMessage(const mosquitto_message& msg) {
+    std::string_view payload(static_cast<const char*>(msg.payload), static_cast<std::size_t>(msg.payloadlen));
+    ParsePayload(options_.payload, msg.topic, payload, &parsed_);
+    for (auto& r : parsed_.readings) pending_.push_back(std::move(r));
+    for (const auto& rejection : parsed_.rejections) {
+      UpdateState([](IngestState& s) { ++s.messages_rejected; });
+      if (hooks_.on_rejected) hooks_.on_rejected(rejection);
+      DeadLetter(msg.topic, payload, rejection);
+    }
+  }
+
+  // The rejected message, with why, goes to the dead-letter topic (queued like the PUBACKs, so
+  // it leaves with them).
+  void DeadLetter(std::string_view topic, std::string_view payload, const Rejection& rejection) {
+    if (options_.dead_letter_topic.empty()) return;
+    nlohmann::json envelope = {{"reason", ReasonName(rejection.reason)},
+                               {"message", rejection.message},
+                               {"topic", topic},
+                               {"payload", payload}};
+    std::string body = envelope.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    mosquitto_publish_v5(mosq_, nullptr, options_.dead_letter_topic.c_str(), static_cast<int>(body.size()),
+                         body.data(), 1, false, nullptr);
+  }
+
+  // --- the loop ---
+
+  bool Connected() const {
+    std::lock_guard lock(state_mu_);
+    return state_.connected;
+  }
+
+  void Connect() {
+    int rc = ever_tried_ ? mosquitto_reconnect(mosq_)
+                         : mosquitto_connect_bind_v5(mosq_, options_.host.c_str(), options_.port,
+                                                     options_.keepalive_seconds, nullptr, connect_properties_);
+    ever_tried_ = true;
+    if (rc != MOSQ_ERR_SUCCESS) {
+      std::string why = rc == MOSQ_ERR_ERRNO ? std::strerror(errno) : mosquitto_strerror(rc);
+      Log(LogLevel::kWarning, "mqtt: cannot connect to " + options_.host + ":" + std::to_string(options_.port) +
+                                  ": " + why + "; retrying in " + std::to_string(backoff_.count()) + " ms");
+      UpdateState([&](IngestState& s) { s.last_error = "cannot connect: " + why; });
+      next_connect_ = std::chrono::steady_clock::now() + backoff_;
+      // Exponential backoff with jitter, so a fleet of daemons does not reconnect in lockstep.
+      auto doubled = std::min(backoff_ * 2, options_.reconnect_max);
+      std::uniform_int_distribution<long> jitter(0, doubled.count() / 4);
+      backoff_ = std::min(doubled + std::chrono::milliseconds(jitter(rng_)), options_.reconnect_max);
+      socket_up_ = false;
+      return;
+    }
+    socket_up_ = true;
+  }
+
+  // Writes everything read so far. Only when it returns true may acks be flushed.
+  bool WritePending() {
+    if (pending_.empty()) return true;
+    auto start = std::chrono::steady_clock::now();
+    Status s = store_->Write(pending_);
+    if (!s.ok() && s.IsInvalidArgument()) {
+      // Payload validation makes this unreachable; should it happen, keep the good readings
+      // instead of blocking the stream on one.
+      std::vector<storage::Reading> keep;
+      for (auto& r : pending_) {
+        if (store_->Put(r).ok()) keep.push_back(std::move(r));
+      }
+      pending_ = std::move(keep);
+      s = Status::OK();
+    }
+    if (!s.ok()) {
+      bool first = false;
+      UpdateState([&](IngestState& st) {
+        first = !st.store_failing;
+        st.store_failing = true;
+        st.last_error = "store write failed: " + s.message();
+      });
+      if (first) Log(LogLevel::kError, "ingest: " + s.ToString() + "; holding acks and retrying");
+      return false;
+    }
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    bool recovered = false;
+    UpdateState([&](IngestState& st) {
+      recovered = st.store_failing;
+      st.store_failing = false;
+      st.readings_written += pending_.size();
+    });
+    if (recovered) Log(LogLevel::kInfo, "ingest: store writes succeed again");
+    if (hooks_.on_batch_written) hooks_.on_batch_written(pending_, elapsed);
+    pending_.clear();
+    return true;
+  }
+
+  // Reads whatever the socket has, until max_batch readings are pending or it runs dry.
+  void ReadAvailable(int fd) {
+    while (socket_up_ && pending_.size() < options_.max_batch && !stopping_) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 0) <= 0 || (p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
+      if (int rc = mosquitto_loop_read(mosq_, 1); rc != MOSQ_ERR_SUCCESS) {
+        Dropped(rc);
+        return;
+      }
+    }
+  }
+
+  void Dropped(int rc) {
+    socket_up_ = false;
+    HandleDisconnect(rc == MOSQ_ERR_SUCCESS ? MOSQ_ERR_CONN_LOST : rc);
+    next_connect_ = std::chrono::steady_clock::now() + backoff_;
+  }
+
+  void FlushAcks() {
+    if (!socket_up_ || !mosquitto_want_write(mosq_)) return;
+    if (int rc = mosquitto_loop_write(mosq_, 1); rc != MOSQ_ERR_SUCCESS) Dropped(rc);
+  }
+
+  void Run() {
+    backoff_ = options_.reconnect_min;
+    auto retry_write = options_.reconnect_min;
+    while (!stopping_) {
+      Beat();
+      if (!socket_up_) {
+        if (std::chrono::steady_clock::now() >= next_connect_) Connect();
+        if (!socket_up_) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          continue;
+        }
+      }
+      int fd = mosquitto_socket(mosq_);
+      pollfd p{fd, static_cast<short>(POLLIN | (mosquitto_want_write(mosq_) ? POLLOUT : 0)), 0};
+      poll(&p, 1, 100);
+      ReadAvailable(fd);
+      if (!WritePending()) {
+        // Acks stay queued; the broker keeps the messages. Back off, then try the batch again.
+        std::this_thread::sleep_for(retry_write);
+        retry_write = std::min(retry_write * 2, options_.reconnect_max);
+        continue;
+      }
+      retry_write = options_.reconnect_min;
+      FlushAcks();
+      if (socket_up_) {
+        if (int rc = mosquitto_loop_misc(mosq_); rc != MOSQ_ERR_SUCCESS) Dropped(rc);
+      }
+    }
+    Shutdown();
+  }
+
+  // Stop: whatever was read is written and acked; then a clean DISCONNECT (session kept).
+  void Shutdown() {
+    while (!WritePending() && std::chrono::steady_clock::now() < stop_deadline_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!pending_.empty()) {
+      Log(LogLevel::kError, "ingest: stopping with " + std::to_string(pending_.size()) +
+                                " unwritten readings; they were not acked and the broker will redeliver them");
+      return;  // no flush: the unwritten readings must not be acked
+    }
+    if (!socket_up_) return;
+    mosquitto_disconnect_v5(mosq_, 0, nullptr);
+    while (socket_up_ && mosquitto_want_write(mosq_) && std::chrono::steady_clock::now() < stop_deadline_) {
+      pollfd p{mosquitto_socket(mosq_), POLLOUT, 0};
+      poll(&p, 1, 50);
+      if (mosquitto_loop_write(mosq_, 1) != MOSQ_ERR_SUCCESS) break;
+    }
+    HandleDisconnect(0);
+  }
+
+  const MqttOptions options_;
+  storage::Store* const store_;
+  const IngestHooks hooks_;
+
+  mosquitto* mosq_ = nullptr;
+  mosquitto_property* connect_properties_ = nullptr;
+  std::thread thread_;
+  std::mutex stop_mu_;
+  std::atomic<bool> stopping_{false};
+  std::chrono::steady_clock::time_point stop_deadline_;
+  std::atomic<std::chrono::steady_clock::rep> last_loop_{0};
+
+  // Owned by the ingest thread.
+  bool socket_up_ = false;
+  bool ever_tried_ = false;
+  bool ever_connected_ = false;
+  std::chrono::milliseconds backoff_{0};
+  std::chrono::steady_clock::time_point next_connect_{};
+  std::mt19937 rng_;
+  ParsedMessage parsed_;
+  std::vector<storage::Reading> pending_;
+
+  mutable std::mutex state_mu_;
+  IngestState state_;
+};
+
+}  // namespace
+
+Status MqttIngest::Start(const MqttOptions& options, storage::Store* store, IngestHooks hooks,
+                         std::unique_ptr<MqttIngest>* out) {
+  if (options.topics.empty()) return Status::InvalidArgument("mqtt: no topics to subscribe to");
+  for (const auto& topic : options.topics) {
+    if (mosquitto_sub_topic_check(topic.c_str()) != MOSQ_ERR_SUCCESS) {
+      return Status::InvalidArgument("mqtt: invalid topic filter '" + topic + "'");
+    }
+  }
+  auto ingest = std::make_unique<MosquittoIngest>(options, store, std::move(hooks));
+  if (Status s = ingest->Init(); !s.ok()) return s;
+  *out = std::move(ingest);
+  return Status::OK();
+}
+
+}  // namespace readingsd::ingest

@@ -1,0 +1,84 @@
+// MqttIngest: subscribes at QoS 1 with a persistent session and writes readings to the store,
+// acknowledging each message only once its readings are in the RocksDB WAL.
+//
+// Why this needs care: libmosquitto 2.0 queues the PUBACK for a QoS 1 PUBLISH *before* it calls
+// on_message (lib/handle_publish.c), and in its default mode writes it to the socket at once
+// (lib/packet_mosq.c, packet__queue: in_callback == false && threaded == mosq_ts_none). A crash
+// between that PUBACK and our write would lose the reading. So the client is put in externally
+// threaded mode (mosquitto_threaded_set), where packet__queue never writes, and our own loop
+// decides when bytes leave: read what the socket has (up to max_batch readings), write them in
+// one WriteBatch, and only then call mosquitto_loop_write, which flushes the queued PUBACKs.
+// If the write fails, nothing is flushed: the batch is retried, and if the process dies first
+// the broker redelivers (same key → stored once).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ingest/payload.h"
+#include "storage/status.h"
+#include "storage/store.h"
+
+namespace readingsd::ingest {
+
+struct MqttOptions {
+  std::string host = "127.0.0.1";
+  int port = 1883;
+  std::string client_id = "readingsd";  // fixed, so the broker keeps our session across restarts
+  std::string username;
+  std::string password;
+  std::vector<std::string> topics = {"sensors/+/readings"};
+  bool mqtt_v5 = false;
+  int keepalive_seconds = 30;
+  std::string ca_file, cert_file, key_file;  // TLS when ca_file is set
+  bool tls_insecure = false;                  // skip the broker host name check
+  std::string dead_letter_topic;             // "" = rejected messages are only counted and logged
+  std::chrono::milliseconds reconnect_min{500};
+  std::chrono::milliseconds reconnect_max{30000};
+  std::size_t max_batch = 1000;  // readings per group commit
+  PayloadOptions payload;
+};
+
+enum class LogLevel { kError = 3, kWarning = 4, kInfo = 6, kDebug = 7 };  // syslog numbers
+
+// Everything the ingest path reports; each hook may be empty. Called from the ingest thread.
+struct IngestHooks {
+  std::function<void(LogLevel, std::string_view)> log;
+  std::function<void(std::span<const storage::Reading>, std::chrono::duration<double> write_time)> on_batch_written;
+  std::function<void(const Rejection&)> on_rejected;
+  std::function<void(bool connected)> on_connection;
+};
+
+struct IngestState {
+  bool connected = false;
+  bool session_present = false;  // the broker kept our session (false on a first connect)
+  bool session_lost = false;     // reconnected and the broker had forgotten us: readings may be gone
+  bool store_failing = false;    // the last write failed; acks are held back
+  uint64_t reconnects = 0;
+  uint64_t readings_written = 0;
+  uint64_t messages_rejected = 0;
+  std::string last_error;
+};
+
+class MqttIngest {
+ public:
+  // Starts the ingest thread; it connects (and reconnects with backoff) by itself.
+  static Status Start(const MqttOptions& options, storage::Store* store, IngestHooks hooks,
+                      std::unique_ptr<MqttIngest>* out);
+  virtual ~MqttIngest() = default;
+
+  // Stops taking messages, writes what was read, flushes its acks and disconnects cleanly
+  // (the broker keeps the session). Bounded by `timeout`. Idempotent.
+  virtual void Stop(std::chrono::milliseconds timeout = std::chrono::seconds(5)) = 0;
+  virtual IngestState State() const = 0;
+  // Time of the ingest loop's last turn, for the watchdog: a stuck loop stops the pings.
+  virtual std::chrono::steady_clock::time_point LastLoop() const = 0;
+};
+
+}  // namespace readingsd::ingest

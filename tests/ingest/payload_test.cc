@@ -1,0 +1,93 @@
+#include "ingest/payload.h"
+
+#include <gtest/gtest.h>
+
+namespace readingsd::ingest {
+namespace {
+
+ParsedMessage Parse(std::string_view payload, std::string_view topic = "sensors/a1/readings",
+                    PayloadOptions options = {}) {
+  ParsedMessage out;
+  ParsePayload(options, topic, payload, &out);
+  return out;
+}
+
+RejectReason OnlyRejection(const ParsedMessage& m) {
+  EXPECT_TRUE(m.readings.empty());
+  EXPECT_EQ(m.rejections.size(), 1u);
+  return m.rejections.empty() ? RejectReason::kMalformedJson : m.rejections[0].reason;
+}
+
+TEST(Payload, OneReadingWithAttributes) {
+  auto m = Parse(R"({"deviceId":"a1","readingTs":"2026-06-23T10:00:00+02:00","temperature":21.5,
+                     "count":3,"status":"ok","door":false,"gone":null})");
+  ASSERT_EQ(m.readings.size(), 1u);
+  ASSERT_TRUE(m.rejections.empty());
+  const auto& r = m.readings[0];
+  EXPECT_EQ(r.device_id, "a1");
+  EXPECT_EQ(r.sort_key, "2026-06-23T08:00:00.000000000Z");
+  ASSERT_EQ(r.attributes.size(), 4u);  // null is dropped
+  EXPECT_EQ(r.attributes[0].name, "count");
+  EXPECT_EQ(std::get<double>(r.attributes[0].value), 3.0);
+  EXPECT_EQ(std::get<bool>(r.attributes[1].value), false);
+  EXPECT_EQ(std::get<std::string>(r.attributes[2].value), "ok");
+  EXPECT_EQ(std::get<double>(r.attributes[3].value), 21.5);
+}
+
+TEST(Payload, DeviceIdFromTopicOrPayload) {
+  auto m = Parse(R"({"readingTs":"2026-06-23T08:00:00Z","t":1})", "sensors/dev-7/readings");
+  ASSERT_EQ(m.readings.size(), 1u);
+  EXPECT_EQ(m.readings[0].device_id, "dev-7");
+  EXPECT_EQ(OnlyRejection(Parse(R"({"deviceId":"b2","readingTs":"2026-06-23T08:00:00Z"})")),
+            RejectReason::kDeviceIdMismatch);
+  PayloadOptions payload_only;
+  payload_only.device_id_topic = "";
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z"})", "x", payload_only)),
+            RejectReason::kMissingDeviceId);
+  EXPECT_EQ(Parse(R"({"deviceId":"b2","readingTs":"2026-06-23T08:00:00Z"})", "x", payload_only).readings.size(), 1u);
+  EXPECT_EQ(DeviceIdFromTopic("sensors/{deviceId}/readings", "sensors/a/b/readings"), "");
+  EXPECT_EQ(DeviceIdFromTopic("sensors/{deviceId}/readings", "sensors//readings"), "");
+  EXPECT_EQ(DeviceIdFromTopic("{deviceId}", "abc"), "abc");
+  EXPECT_EQ(DeviceIdFromTopic("site/x/{deviceId}", "site/x/abc"), "abc");
+}
+
+TEST(Payload, BatchElementsStandOrFallAlone) {
+  auto m = Parse(R"([{"readingTs":"2026-06-23T08:00:00Z","t":1},
+                     {"readingTs":"not a time","t":2},
+                     {"readingTs":"2026-06-23T08:00:01Z","t":{"nested":true}},
+                     7,
+                     {"readingTs":"2026-06-23T08:00:02Z","t":3}])");
+  ASSERT_EQ(m.readings.size(), 2u);
+  ASSERT_EQ(m.rejections.size(), 3u);
+  EXPECT_EQ(m.rejections[0].reason, RejectReason::kInvalidTimestamp);
+  EXPECT_EQ(m.rejections[1].reason, RejectReason::kInvalidAttribute);
+  EXPECT_EQ(m.rejections[2].reason, RejectReason::kNotAnObject);
+}
+
+TEST(Payload, EveryRejectReason) {
+  PayloadOptions small;
+  small.max_payload_bytes = 10;
+  small.max_batch = 2;
+  EXPECT_EQ(OnlyRejection(Parse(std::string(11, ' '), "sensors/a1/readings", small)), RejectReason::kOversize);
+  EXPECT_EQ(OnlyRejection(Parse("{\"readingTs\":")), RejectReason::kMalformedJson);
+  EXPECT_EQ(OnlyRejection(Parse("\xff\xfe")), RejectReason::kMalformedJson);
+  EXPECT_EQ(OnlyRejection(Parse("\"text\"")), RejectReason::kNotAnObject);
+  EXPECT_EQ(OnlyRejection(Parse("[]")), RejectReason::kEmptyBatch);
+  EXPECT_EQ(OnlyRejection(Parse("[{},{},{}]", "sensors/a1/readings", {.max_batch = 2})),
+            RejectReason::kBatchTooLarge);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z"})", "sensors/a#1/readings")),
+            RejectReason::kInvalidDeviceId);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"deviceId":5,"readingTs":"2026-06-23T08:00:00Z"})")),
+            RejectReason::kInvalidDeviceId);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"t":1})")), RejectReason::kMissingTimestamp);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":1782201600})")), RejectReason::kInvalidTimestamp);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-02-30T00:00:00Z"})")), RejectReason::kInvalidTimestamp);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","l":[1]})")),
+            RejectReason::kInvalidAttribute);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","":1})")),
+            RejectReason::kInvalidAttribute);
+  for (RejectReason r : kAllRejectReasons) EXPECT_NE(ReasonName(r), "unknown");
+}
+
+}  // namespace
+}  // namespace readingsd::ingest
