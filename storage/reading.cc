@@ -57,6 +57,20 @@ Status ValidateAttributes(const std::vector<Attribute>& attributes) {
   return Status::OK();
 }
 
+std::size_t ItemSize(const Reading& reading) {
+  std::size_t size = kDeviceIdAttribute.size() + reading.device_id.size() + kReadingTsAttribute.size() +
+                     reading.sort_key.size();
+  for (const auto& a : reading.attributes) {
+    size += a.name.size();
+    if (const std::string* s = std::get_if<std::string>(&a.value)) {
+      size += s->size();
+    } else {
+      size += std::holds_alternative<double>(a.value) ? sizeof(double) : 1;
+    }
+  }
+  return size;
+}
+
 void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out) {
   out->clear();
   out->push_back(kFormatVersion);

@@ -32,6 +32,10 @@ inline constexpr std::string_view kReadingTsAttribute = "readingTs";
 // Attribute names: 1..255 bytes, unique within a reading, not a key attribute name.
 Status ValidateAttributes(const std::vector<Attribute>& attributes);
 
+// An item's size as DynamoDB bills it (names plus values, key attributes included), with numbers
+// counted as their 8 stored bytes: the basis of write/read units in the hotness metrics.
+std::size_t ItemSize(const Reading& reading);
+
 // Value encoding: version byte 1, then per attribute: varint name length, name, type tag
 // ('n' + 8-byte little-endian double | 's' + varint length + bytes | 't' | 'f').
 void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out);

@@ -245,7 +245,8 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
   auto stats = rocksdb::CreateDBStatistics();
   stats->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
   rocksdb::DB* raw = nullptr;
-  auto s = rocksdb::DB::Open(MakeOptions(options, stats), options.path, &raw);
+  auto s = options.read_only ? rocksdb::DB::OpenForReadOnly(MakeOptions(options, stats), options.path, &raw)
+                             : rocksdb::DB::Open(MakeOptions(options, stats), options.path, &raw);
   if (!s.ok()) {
     if (s.ToString().find("lock") != std::string::npos) {
       return Status::Busy("data dir " + options.path + " is in use by another process (" + s.ToString() + ")");
@@ -256,7 +257,9 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
 
   std::string format;
   s = db->Get(rocksdb::ReadOptions(), std::string(kFormatKey), &format);
-  if (s.IsNotFound()) {
+  if (s.IsNotFound() && options.read_only) {
+    return Status::InvalidArgument("data dir " + options.path + " is not a readingsd store");
+  } else if (s.IsNotFound()) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
     s = db->Put(wo, std::string(kFormatKey), std::string(kFormatValue));

@@ -21,6 +21,9 @@ struct StoreOptions {
   std::chrono::seconds retention{0};
   std::size_t block_cache_bytes = 64u << 20;
   std::size_t write_buffer_bytes = 64u << 20;
+  // Opens beside a running daemon (no lock, sees what was written up to the open): for backup
+  // and offline inspection. Writes fail.
+  bool read_only = false;
 };
 
 // Operational figures for the exporter, read from RocksDB properties.

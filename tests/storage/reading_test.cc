@@ -56,3 +56,14 @@ TEST(Attributes, Validation) {
 
 }  // namespace
 }  // namespace readingsd::storage
+
+namespace readingsd::storage {
+namespace {
+
+TEST(Attributes, ItemSizeCountsNamesAndValues) {
+  Reading r{"a1", std::string(30, '0'), {{"t", 1.0}, {"s", std::string("abc")}, {"b", true}}};
+  EXPECT_EQ(ItemSize(r), 8u + 2 + 9 + 30 + (1 + 8) + (1 + 3) + (1 + 1));
+}
+
+}  // namespace
+}  // namespace readingsd::storage

@@ -118,6 +118,27 @@ TEST_F(StoreTest, ReopenKeepsDataAndSecondOpenIsBusy) {
   EXPECT_EQ(SortKeys("a1").size(), 1u);
 }
 
+TEST_F(StoreTest, ReadOnlyOpensBesideAWriterAndCheckpoints) {
+  Open();
+  ASSERT_TRUE(store_->Put(Make("a1", "2026-06-23T08:00:00Z", 1)).ok());  // in the WAL only
+  StoreOptions ro = options_;
+  ro.read_only = true;
+  std::unique_ptr<Store> reader;
+  ASSERT_TRUE(Store::Open(ro, &reader).ok());
+  Reading got;
+  EXPECT_TRUE(reader->Get("a1", Make("a1", "2026-06-23T08:00:00Z", 1).sort_key, &got).ok());
+  EXPECT_FALSE(reader->Put(Make("a1", "2026-06-23T08:00:01Z", 2)).ok());
+  ASSERT_TRUE(reader->Checkpoint(dir_ + "/backup").ok());
+  reader.reset();
+  ro.path = dir_ + "/backup";
+  ro.read_only = false;
+  ASSERT_TRUE(Store::Open(ro, &reader).ok());
+  EXPECT_TRUE(reader->Get("a1", Make("a1", "2026-06-23T08:00:00Z", 1).sort_key, &got).ok());
+  ro.path = dir_ + "/missing";
+  ro.read_only = true;
+  EXPECT_FALSE(Store::Open(ro, &reader).ok());
+}
+
 TEST_F(StoreTest, RefusesADirectoryThatIsNotAStore) {
   fs::create_directories(options_.path);
   {

@@ -1,0 +1,181 @@
+#include "metrics/exporter.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <prometheus/text_serializer.h>
+
+namespace readingsd::metrics {
+
+namespace {
+
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Histogram;
+using prometheus::Registry;
+
+// Readings per batch: 1-2-5 steps from a single reading to the largest batch ingest is expected
+// to build.
+const Histogram::BucketBoundaries kBatchSizeBuckets = {1,   2,   5,    10,   20,   50,
+                                                       100, 200, 500, 1000, 2000, 5000};
+// A RocksDB batch commit: from 100 us (memtable only) up to 10 s, to see write stalls.
+const Histogram::BucketBoundaries kBatchSecondsBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                          0.005,  0.01,    0.025,  0.05,  0.1,
+                                                          0.25,   0.5,     1,      2.5,   10};
+// An HTTP query: from a 1 ms point lookup up to a 10 s scan of a long range.
+const Histogram::BucketBoundaries kQuerySecondsBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                          0.05,  0.1,    0.25,  0.5,  1,
+                                                          2.5,   5,      10};
+
+Family<Gauge>& GaugeFamily(Registry& registry, const std::string& name, const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+}
+
+Gauge& SingleGauge(Registry& registry, const std::string& name, const std::string& help) {
+  return GaugeFamily(registry, name, help).Add({});
+}
+
+Family<Counter>& CounterFamily(Registry& registry, const std::string& name,
+                               const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+Family<Histogram>& HistogramFamily(Registry& registry, const std::string& name,
+                                   const std::string& help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry);
+}
+
+}  // namespace
+
+Exporter::PartitionSeries::PartitionSeries(Family<Gauge>& items, Family<Gauge>& units_per_second,
+                                           Family<Gauge>& hot)
+    : items_(items), units_per_second_(units_per_second), hot_(hot) {}
+
+void Exporter::PartitionSeries::Publish(const std::vector<PartitionLoad>& top) {
+  // Remove before adding, so the number of series never exceeds top_k.
+  for (auto it = by_partition_.begin(); it != by_partition_.end();) {
+    const bool still_top = std::any_of(top.begin(), top.end(), [&](const PartitionLoad& load) {
+      return load.partition == it->first;
+    });
+    if (still_top) {
+      ++it;
+      continue;
+    }
+    items_.Remove(it->second.items);
+    units_per_second_.Remove(it->second.units_per_second);
+    hot_.Remove(it->second.hot);
+    it = by_partition_.erase(it);
+  }
+  for (const PartitionLoad& load : top) {
+    auto [it, inserted] = by_partition_.try_emplace(load.partition);
+    if (inserted) {
+      const prometheus::Labels labels{{"partition", load.partition}};
+      it->second = {&items_.Add(labels), &units_per_second_.Add(labels), &hot_.Add(labels)};
+    }
+    it->second.items->Set(static_cast<double>(load.items));
+    it->second.units_per_second->Set(load.units_per_second);
+    it->second.hot->Set(load.hot ? 1 : 0);
+  }
+}
+
+Exporter::Exporter(const HotnessOptions& hotness_options,
+                   std::function<HotnessTracker::Clock::time_point()> now)
+    : hotness_(hotness_options, std::move(now)),
+      readings_ingested_(CounterFamily(registry_, "readingsd_readings_ingested_total",
+                                       "Readings accepted from MQTT and written to the store.")
+                             .Add({})),
+      readings_rejected_(CounterFamily(registry_, "readingsd_readings_rejected_total",
+                                       "Readings dropped before the store, by reason.")),
+      mqtt_connected_(SingleGauge(registry_, "readingsd_mqtt_connected",
+                                  "1 while connected to the MQTT broker, else 0.")),
+      mqtt_reconnects_(CounterFamily(registry_, "readingsd_mqtt_reconnects_total",
+                                     "Reconnections to the MQTT broker.")
+                           .Add({})),
+      write_batch_size_(HistogramFamily(registry_, "readingsd_write_batch_size",
+                                        "Readings per store write batch.")
+                            .Add({}, kBatchSizeBuckets)),
+      write_batch_seconds_(HistogramFamily(registry_, "readingsd_write_batch_seconds",
+                                           "Time to commit one store write batch.")
+                               .Add({}, kBatchSecondsBuckets)),
+      query_seconds_(HistogramFamily(registry_, "readingsd_query_seconds",
+                                     "Time to answer one HTTP query, by endpoint.")),
+      partitions_distinct_(SingleGauge(registry_, "readingsd_partitions_distinct",
+                                       "Distinct partitions written in the window (estimate).")),
+      partition_top_share_(
+          SingleGauge(registry_, "readingsd_partition_top_share",
+                      "Share of window write units on the hottest partition (lower bound).")),
+      partition_topk_share_(
+          SingleGauge(registry_, "readingsd_partition_topk_share",
+                      "Share of window write units on the top-K partitions (lower bound).")),
+      partition_concentration_index_(SingleGauge(
+          registry_, "readingsd_partition_concentration_index",
+          "Herfindahl-Hirschman index of write-unit shares over the top-K (lower bound).")),
+      low_cardinality_partition_key_(
+          SingleGauge(registry_, "readingsd_low_cardinality_partition_key",
+                      "1 when the partition key concentrates writes on few partitions.")),
+      store_{SingleGauge(registry_, "readingsd_rocksdb_sst_bytes", "Total size of SST files."),
+             SingleGauge(registry_, "readingsd_rocksdb_memtable_bytes",
+                         "Size of active and unflushed memtables."),
+             SingleGauge(registry_, "readingsd_rocksdb_pending_compaction_bytes",
+                         "Bytes compaction still has to rewrite."),
+             SingleGauge(registry_, "readingsd_rocksdb_stall_micros",
+                         "Cumulative microseconds writes were stalled."),
+             SingleGauge(registry_, "readingsd_rocksdb_estimated_keys",
+                         "Estimated number of keys.")},
+      write_series_(
+          GaugeFamily(registry_, "readingsd_partition_writes",
+                      "Writes to the partition in the window (estimate), top-K partitions only."),
+          GaugeFamily(registry_, "readingsd_partition_write_units_per_second",
+                      "Write capacity units per second on the partition (estimate)."),
+          GaugeFamily(registry_, "readingsd_partition_hot",
+                      "1 when the partition surely exceeds the per-partition WCU/s limit.")),
+      read_series_(
+          GaugeFamily(registry_, "readingsd_partition_reads",
+                      "Items read from the partition in the window (estimate), top-K only."),
+          GaugeFamily(registry_, "readingsd_partition_read_units_per_second",
+                      "Read capacity units per second on the partition (estimate)."),
+          GaugeFamily(registry_, "readingsd_partition_read_hot",
+                      "1 when the partition surely exceeds the per-partition RCU/s limit.")) {}
+
+Counter& Exporter::readings_rejected(const std::string& reason) {
+  return readings_rejected_.Add({{"reason", reason}});
+}
+
+Histogram& Exporter::query_seconds(const std::string& endpoint) {
+  return query_seconds_.Add({{"endpoint", endpoint}}, kQuerySecondsBuckets);
+}
+
+void Exporter::SetStoreFiguresSource(std::function<StoreFigures()> source) {
+  std::lock_guard lock(publish_mutex_);
+  store_figures_ = std::move(source);
+}
+
+std::string Exporter::Serialize() {
+  {
+    std::lock_guard lock(publish_mutex_);
+    Publish(hotness_.Report());
+    if (store_figures_) Publish(store_figures_());
+  }
+  return prometheus::TextSerializer().Serialize(registry_.Collect());
+}
+
+void Exporter::Publish(const HotnessReport& report) {
+  write_series_.Publish(report.writes.top);
+  read_series_.Publish(report.reads.top);
+  partitions_distinct_.Set(report.writes.distinct_partitions);
+  partition_top_share_.Set(report.writes.top_share);
+  partition_topk_share_.Set(report.writes.topk_share);
+  partition_concentration_index_.Set(report.writes.concentration_index);
+  low_cardinality_partition_key_.Set(report.low_cardinality_partition_key ? 1 : 0);
+}
+
+void Exporter::Publish(const StoreFigures& figures) {
+  store_.sst_bytes.Set(static_cast<double>(figures.sst_bytes));
+  store_.memtable_bytes.Set(static_cast<double>(figures.memtable_bytes));
+  store_.pending_compaction_bytes.Set(static_cast<double>(figures.pending_compaction_bytes));
+  store_.stall_micros.Set(static_cast<double>(figures.stall_micros));
+  store_.estimated_keys.Set(static_cast<double>(figures.estimated_keys));
+}
+
+}  // namespace readingsd::metrics

@@ -1,0 +1,131 @@
+// Exporter: readingsd's Prometheus metrics, rendered as text by Serialize() for whatever HTTP
+// server the daemon runs (prometheus-cpp core only, no server here).
+//
+// Partition hotness comes from the owned HotnessTracker and is published at Serialize() time.
+// Per-partition series exist only for the current top-K: a partition that drops out has its
+// series removed, so series stay at most 2 * 3 * top_k plus a fixed set, whatever the fleet.
+//
+// Operational metrics are plain prometheus-cpp objects handed out by reference; the references
+// stay valid for the Exporter's lifetime and are safe to use from any thread. The labelled ones
+// (rejection reason, query endpoint) create a series on first use: callers must pass a small
+// fixed set of values and should keep the reference rather than look it up per event.
+//
+// Nothing here throws for valid use; metric and label names are fixed and valid.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "metrics/hotness.h"
+
+namespace readingsd::metrics {
+
+// What the daemon reads from its store for export; metrics does not depend on storage.
+struct StoreFigures {
+  std::uint64_t sst_bytes = 0;
+  std::uint64_t memtable_bytes = 0;
+  std::uint64_t pending_compaction_bytes = 0;
+  std::uint64_t stall_micros = 0;  // cumulative, so rate() it
+  std::uint64_t estimated_keys = 0;
+};
+
+class Exporter {
+ public:
+  explicit Exporter(const HotnessOptions& hotness_options = {},
+                    std::function<HotnessTracker::Clock::time_point()> now =
+                        HotnessTracker::Clock::now);
+
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  HotnessTracker& hotness() { return hotness_; }
+
+  // readingsd_readings_ingested_total
+  prometheus::Counter& readings_ingested() { return readings_ingested_; }
+  // readingsd_readings_rejected_total{reason}
+  prometheus::Counter& readings_rejected(const std::string& reason);
+  // readingsd_mqtt_connected: 1 while connected to the broker, else 0.
+  prometheus::Gauge& mqtt_connected() { return mqtt_connected_; }
+  // readingsd_mqtt_reconnects_total
+  prometheus::Counter& mqtt_reconnects() { return mqtt_reconnects_; }
+  // readingsd_write_batch_size: readings per RocksDB write batch.
+  prometheus::Histogram& write_batch_size() { return write_batch_size_; }
+  // readingsd_write_batch_seconds: time to commit one write batch.
+  prometheus::Histogram& write_batch_seconds() { return write_batch_seconds_; }
+  // readingsd_query_seconds{endpoint}
+  prometheus::Histogram& query_seconds(const std::string& endpoint);
+
+  // Called at every Serialize() to set the readingsd_rocksdb_* gauges; they read 0 until a
+  // source is set. The source runs on the scraping thread and must not throw.
+  void SetStoreFiguresSource(std::function<StoreFigures()> source);
+
+  // All metrics in the Prometheus text exposition format (version 0.0.4).
+  std::string Serialize();
+
+ private:
+  // The per-partition series of one direction, kept equal to the current top-K.
+  class PartitionSeries {
+   public:
+    PartitionSeries(prometheus::Family<prometheus::Gauge>& items,
+                    prometheus::Family<prometheus::Gauge>& units_per_second,
+                    prometheus::Family<prometheus::Gauge>& hot);
+    void Publish(const std::vector<PartitionLoad>& top);
+
+   private:
+    struct Gauges {
+      prometheus::Gauge* items;
+      prometheus::Gauge* units_per_second;
+      prometheus::Gauge* hot;
+    };
+    prometheus::Family<prometheus::Gauge>& items_;
+    prometheus::Family<prometheus::Gauge>& units_per_second_;
+    prometheus::Family<prometheus::Gauge>& hot_;
+    std::unordered_map<std::string, Gauges> by_partition_;
+  };
+
+  struct StoreGauges {
+    prometheus::Gauge& sst_bytes;
+    prometheus::Gauge& memtable_bytes;
+    prometheus::Gauge& pending_compaction_bytes;
+    prometheus::Gauge& stall_micros;
+    prometheus::Gauge& estimated_keys;
+  };
+
+  void Publish(const HotnessReport& report);
+  void Publish(const StoreFigures& figures);
+
+  prometheus::Registry registry_;  // first: everything below lives in it
+  HotnessTracker hotness_;
+
+  prometheus::Counter& readings_ingested_;
+  prometheus::Family<prometheus::Counter>& readings_rejected_;
+  prometheus::Gauge& mqtt_connected_;
+  prometheus::Counter& mqtt_reconnects_;
+  prometheus::Histogram& write_batch_size_;
+  prometheus::Histogram& write_batch_seconds_;
+  prometheus::Family<prometheus::Histogram>& query_seconds_;
+
+  prometheus::Gauge& partitions_distinct_;
+  prometheus::Gauge& partition_top_share_;
+  prometheus::Gauge& partition_topk_share_;
+  prometheus::Gauge& partition_concentration_index_;
+  prometheus::Gauge& low_cardinality_partition_key_;
+  StoreGauges store_;
+
+  std::mutex publish_mutex_;  // one scrape at a time updates series and reads the store source
+  PartitionSeries write_series_;
+  PartitionSeries read_series_;
+  std::function<StoreFigures()> store_figures_;
+};
+
+}  // namespace readingsd::metrics
