@@ -1,0 +1,300 @@
+#include "config/config.h"
+
+#include <fcntl.h>
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "config/schema.h"
+
+namespace readingsd::config {
+namespace internal {
+namespace {
+
+// Bigger than any password or token: stops a mistaken /dev/zero from filling memory.
+constexpr size_t kMaxSecretBytes = 64 << 10;
+
+std::string TypeName(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time:
+      return "a date/time";
+    case toml::node_type::none:
+      break;
+  }
+  return "nothing";
+}
+
+// The TOML type each kind takes; a number also takes an integer ("limit = 1000").
+bool FromNode(const toml::node& node, Kind kind, Value* value, std::string* why) {
+  switch (kind) {
+    case Kind::kBool:
+      if (std::optional<bool> b = node.value_exact<bool>()) {
+        value->emplace<bool>(*b);
+        return true;
+      }
+      *why = "must be true or false";
+      break;
+    case Kind::kInt:
+      if (std::optional<int64_t> i = node.value_exact<int64_t>()) {
+        value->emplace<int64_t>(*i);
+        return true;
+      }
+      *why = "must be an integer";
+      break;
+    case Kind::kDouble:
+      if (node.is_number()) {
+        value->emplace<double>(node.is_integer() ? static_cast<double>(*node.value_exact<int64_t>())
+                                                 : *node.value_exact<double>());
+        return true;
+      }
+      *why = "must be a number";
+      break;
+    case Kind::kString:
+      if (std::optional<std::string> s = node.value_exact<std::string>()) {
+        value->emplace<std::string>(std::move(*s));
+        return true;
+      }
+      *why = "must be a string";
+      break;
+    case Kind::kList:
+      if (const toml::array* array = node.as_array()) {
+        List list;
+        for (const toml::node& element : *array) {
+          std::optional<std::string> s = element.value_exact<std::string>();
+          if (!s) {
+            *why = "must be an array of strings, got " + TypeName(element) + " in it";
+            return false;
+          }
+          list.push_back(std::move(*s));
+        }
+        value->emplace<List>(std::move(list));
+        return true;
+      }
+      *why = "must be an array of strings";
+      break;
+  }
+  *why += ", got " + TypeName(node);
+  return false;
+}
+
+std::string DidYouMean(std::string_view name) {
+  std::string_view closest = Closest(name);
+  return closest.empty() ? "" : " (did you mean " + std::string(closest) + "?)";
+}
+
+// Breaks `text` into lines of at most `width` characters, each starting with `indent`.
+std::string Wrap(std::string_view text, std::string_view indent, size_t width) {
+  std::string out, line;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = std::min(text.find(' ', start), text.size());
+    std::string_view word = text.substr(start, end - start);
+    if (!line.empty() && indent.size() + line.size() + 1 + word.size() > width) {
+      out += std::string(indent) + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + std::string(word);
+    start = end + 1;
+  }
+  return line.empty() ? out : out + std::string(indent) + line + "\n";
+}
+
+}  // namespace
+
+bool LoadToml(std::string_view text, std::string_view source, Config* config, Origins* origins,
+              std::string* error) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const toml::source_position& at = e.source().begin;
+    *error = std::string(source) + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
+             ": " + std::string(e.description());
+    return false;
+  }
+  auto where = [source](uint32_t line) { return std::string(source) + ":" + std::to_string(line); };
+
+  // toml++ iterates tables in key order; both lists are sorted back into file order.
+  struct Setting {
+    uint32_t line;
+    const Key* key;
+    Value value;
+  };
+  std::vector<Setting> settings;
+  std::vector<std::pair<uint32_t, std::string>> problems;
+  auto problem = [&](const toml::source_region& at, std::string_view name, std::string_view why) {
+    problems.emplace_back(
+        at.begin.line, where(at.begin.line) + ": " + std::string(name) + ": " + std::string(why));
+  };
+
+  for (const auto& [section_key, section_node] : root) {
+    std::string_view section = section_key.str();
+    if (!IsSection(section)) {
+      problem(section_key.source(), section,
+              (section_node.is_table() ? "unknown section" : "unknown key") + DidYouMean(section));
+      continue;
+    }
+    const toml::table* table = section_node.as_table();
+    if (!table) {
+      problem(section_node.source(), section, "must be a table, got " + TypeName(section_node));
+      continue;
+    }
+    for (const auto& [name_key, node] : *table) {
+      std::string name = std::string(section) + "." + std::string(name_key.str());
+      const Key* key = FindKey(name);
+      if (!key) {
+        problem(name_key.source(), name, "unknown key" + DidYouMean(name));
+        continue;
+      }
+      Value value;
+      std::string why;
+      if (FromNode(node, key->kind, &value, &why) && (why = key->check(value)).empty()) {
+        settings.push_back({node.source().begin.line, key, std::move(value)});
+      } else {
+        problem(node.source(), name, why);
+      }
+    }
+  }
+
+  if (!problems.empty()) {
+    std::stable_sort(problems.begin(), problems.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    error->clear();
+    for (const auto& [line, message] : problems) *error += (error->empty() ? "" : "\n") + message;
+    return false;
+  }
+  std::stable_sort(settings.begin(), settings.end(),
+                   [](const Setting& a, const Setting& b) { return a.line < b.line; });
+  for (const Setting& s : settings) {
+    s.key->set(config, s.value);
+    origins->push_back({s.key->name, where(s.line)});
+  }
+  return true;
+}
+
+bool ReadFile(const std::string& path, size_t max_bytes, std::string* text, std::string* error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = "cannot read " + path + ": " + std::generic_category().message(errno);
+    return false;
+  }
+  std::string data;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = "cannot read " + path + ": " + std::generic_category().message(errno);
+      break;
+    }
+    data.append(buf, static_cast<size_t>(n));
+    if (data.size() > max_bytes) {
+      *error = path + ": larger than " + std::to_string(max_bytes) + " bytes";
+      break;
+    }
+  }
+  ::close(fd);
+  if (n != 0) return false;
+  *text = std::move(data);
+  return true;
+}
+
+}  // namespace internal
+
+bool ParseToml(std::string_view text, std::string_view source_name, Config* out,
+               std::string* error) {
+  Config merged = *out;
+  internal::Origins origins;
+  if (!internal::LoadToml(text, source_name, &merged, &origins, error) ||
+      !internal::Finish(&merged, origins, source_name, error)) {
+    return false;
+  }
+  *out = std::move(merged);
+  return true;
+}
+
+std::string ToToml(const Config& config) {
+  std::string out;
+  std::string_view section;
+  for (const internal::Key& key : internal::Keys()) {
+    if (std::string_view s = internal::SectionOf(key.name); s != section) {
+      out += (out.empty() ? "[" : "\n[") + std::string(s) + "]\n";
+      section = s;
+    }
+    out += std::string(key.name.substr(section.size() + 1)) + " = " +
+           internal::FormatValue(key.get(config)) + "\n";
+  }
+  return out;
+}
+
+std::string HelpText() {
+  std::string out =
+      "Usage: readingsd [OPTIONS] [run]\n"
+      "       readingsd [OPTIONS] query [QUERY OPTIONS]\n"
+      "       readingsd [OPTIONS] backup DIR\n"
+      "       readingsd [OPTIONS] check-config\n"
+      "\n"
+      "Commands:\n"
+      "  run            ingest readings from MQTT and serve the HTTP API (the default)\n"
+      "  query          query the store; its options follow it (readingsd query --help)\n"
+      "  backup DIR     write a consistent copy of the store to the new directory DIR\n"
+      "  check-config   validate the configuration and exit\n"
+      "\n"
+      "Options (before the command):\n"
+      "  -c, --config FILE  read settings from the TOML file FILE (without it: the defaults)\n"
+      "  --print-config     print the effective configuration as TOML and exit\n"
+      "  -h, --help         print this help and exit\n"
+      "  --version          print the version and exit\n"
+      "\n"
+      "Settings. Each is a key of the config file and a flag, --section.key=VALUE or\n"
+      "--section.key VALUE, that overrides the file and may also follow the command.\n"
+      "LIST values are comma-separated; a bare BOOL flag means true.\n";
+  std::string_view section;
+  const Config defaults;
+  for (const internal::Key& key : internal::Keys()) {
+    if (std::string_view s = internal::SectionOf(key.name); s != section) {
+      out += "\n[" + std::string(s) + "]\n";
+      section = s;
+    }
+    out += "  --" + std::string(key.name) + "=" + internal::KindName(key.kind) + "  (default " +
+           internal::FormatValue(key.get(defaults)) + ")\n";
+    out += internal::Wrap(key.doc, "        ", 80);
+  }
+  return out;
+}
+
+bool ReadSecretFile(const std::string& path, std::string* secret, std::string* error) {
+  std::string text;
+  if (!internal::ReadFile(path, internal::kMaxSecretBytes, &text, error)) return false;
+  if (text.ends_with("\r\n")) {
+    text.resize(text.size() - 2);
+  } else if (text.ends_with('\n')) {
+    text.pop_back();
+  }
+  if (text.empty()) {
+    *error = path + ": is empty";
+    return false;
+  }
+  *secret = std::move(text);
+  return true;
+}
+
+}  // namespace readingsd::config

@@ -1,0 +1,133 @@
+// Configuration: one TOML file (see config/readingsd.example.toml), every key of which is also a
+// command-line flag --section.key=VALUE. Defaults are embedded, so no file is needed to start.
+// Functions return false with a message naming the key and where it came from
+// ("readingsd.toml:7: mqtt.port: must be 1..65535, got 70000"); nothing throws.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace readingsd::config {
+
+struct StorageConfig {
+  std::string data_dir = "./data";
+  // fsync the WAL on every group commit: survives power loss, not only a process crash.
+  bool sync = false;
+  // "" or "0" = keep forever, else <N>s|m|h|d ("30d"). Parsing fills retention_seconds.
+  std::string retention;
+  std::chrono::seconds retention_seconds{0};
+  uint64_t block_cache_mb = 64;
+
+  bool operator==(const StorageConfig&) const = default;
+};
+
+struct MqttConfig {
+  std::string host = "127.0.0.1";
+  int port = 1883;
+  std::string client_id = "readingsd";
+  std::string username;
+  // The password is read from this file (ReadSecretFile) so it never shows up in argv or ps.
+  std::string password_file;
+  std::vector<std::string> topics = {"sensors/+/readings"};
+  // {deviceId} marks the topic level holding the device id; "" = only from the payload.
+  std::string device_id_topic = "sensors/{deviceId}/readings";
+  std::string protocol = "mqttv311";  // or "mqttv5"
+  int keepalive_seconds = 30;
+  // TLS is on when ca_file is set; cert_file + key_file add a client certificate.
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  bool tls_insecure = false;
+  std::string dead_letter_topic;  // "" = log and drop undecodable messages
+  uint64_t max_payload_bytes = 262144;
+  int reconnect_min_ms = 500;
+  int reconnect_max_ms = 30000;
+  uint64_t max_batch = 1000;  // readings per group commit
+
+  bool operator==(const MqttConfig&) const = default;
+};
+
+struct HttpConfig {
+  std::string listen = "127.0.0.1:8080";  // host:port, [v6]:port; port 0 = any free port
+  int threads = 2;
+  std::string table_name = "readings";  // the table the DynamoDB-compatible API serves
+  std::string auth_token_file;          // "" = no authentication
+  uint64_t max_body_bytes = 1048576;
+  uint64_t max_header_bytes = 8192;
+  uint64_t max_limit = 10000;
+  uint64_t max_page_bytes = 1048576;
+  int max_connections = 256;
+  int request_timeout_ms = 10000;
+
+  bool operator==(const HttpConfig&) const = default;
+};
+
+struct MetricsConfig {
+  int top_k = 20;
+  int window_seconds = 60;
+  double partition_wcu_limit = 1000;
+  // Low key cardinality is flagged when the top-K partitions take more than this share of the
+  // writes, or when fewer distinct partitions than low_cardinality_min_partitions carry writes.
+  double low_cardinality_top_share = 0.5;
+  int low_cardinality_min_partitions = 10;
+
+  bool operator==(const MetricsConfig&) const = default;
+};
+
+struct LogConfig {
+  std::string level = "info";  // error, warn, info or debug
+
+  bool operator==(const LogConfig&) const = default;
+};
+
+struct Config {
+  StorageConfig storage;
+  MqttConfig mqtt;
+  HttpConfig http;
+  MetricsConfig metrics;
+  LogConfig log;
+
+  bool operator==(const Config&) const = default;
+};
+
+// Applies the keys in `text` over *out: absent keys keep their value, so pass a default Config
+// to get the embedded defaults. Unknown keys and sections, wrong types and invalid values are
+// errors, all reported (one per line, in file order) as "<source_name>:<line>: section.key: ...".
+// On failure *out is unchanged.
+bool ParseToml(std::string_view text, std::string_view source_name, Config* out,
+               std::string* error);
+
+// Valid TOML of every key, section by section; ParseToml reads it back to an equal Config.
+std::string ToToml(const Config& config);
+
+enum class Command { kRun, kQuery, kBackup, kCheckConfig, kHelp, kVersion, kPrintConfig };
+
+struct CommandLine {
+  Command command = Command::kRun;
+  std::string config_path;        // "" = no --config given
+  std::vector<std::string> args;  // what follows the command: backup's DIR, query's options
+};
+
+// readingsd [OPTIONS] [COMMAND [ARGS...]]
+//   OPTIONS: -c/--config FILE, --print-config, -h/--help, --version, --section.key[=]VALUE.
+//   COMMAND: run (the default), query, backup DIR, check-config.
+// Everything after COMMAND belongs to it and lands in args untouched, except flags whose name
+// starts with a config section (--mqtt.*, --http.*, ...): those are config flags wherever they
+// are, up to a "--", after which everything is args. A bare boolean flag means true.
+// The file is read first, flags then apply in order (last wins), then the result is validated.
+// --help and --version return at once without reading the file. Starts from *config (a default
+// Config = embedded defaults); on failure *config and *cmd are unchanged.
+bool ParseCommandLine(int argc, const char* const* argv, Config* config, CommandLine* cmd,
+                      std::string* error);
+
+// Usage, commands, options and every key as a flag with its type, default and meaning.
+std::string HelpText();
+
+// Reads a password or token file, dropping one trailing newline. An unreadable or empty file
+// is an error.
+bool ReadSecretFile(const std::string& path, std::string* secret, std::string* error);
+
+}  // namespace readingsd::config

@@ -1,0 +1,487 @@
+#include "config/schema.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+namespace readingsd::config::internal {
+namespace {
+
+template <typename T>
+struct ReprOf {
+  using type = T;
+};
+template <>
+struct ReprOf<int> {
+  using type = int64_t;
+};
+template <>
+struct ReprOf<uint64_t> {
+  using type = int64_t;
+};
+// The Value alternative a member of type T travels as.
+template <typename T>
+using Repr = typename ReprOf<T>::type;
+
+template <typename V>
+using Check = std::function<std::string(const V&)>;
+
+std::string Num(int64_t x) { return std::to_string(x); }
+std::string Num(double x) { return FormatValue(Value(x)); }
+
+template <typename S, typename T>
+Key MakeKey(std::string_view name, S Config::*section, T S::*member, std::string_view doc,
+            Check<Repr<T>> check = {}) {
+  using V = Repr<T>;
+  Key key{name, doc, static_cast<Kind>(Value(std::in_place_type<V>).index()), {}, {}, {}};
+  key.get = [section, member](const Config& c) {
+    return Value(std::in_place_type<V>, c.*section.*member);
+  };
+  key.set = [section, member](Config* c, const Value& v) {
+    (c->*section).*member = static_cast<T>(std::get<V>(v));
+  };
+  key.check = [check](const Value& v) -> std::string {
+    const V& x = std::get<V>(v);
+    if (check) {
+      if (std::string why = check(x); !why.empty()) return why;
+    }
+    if constexpr (std::is_same_v<V, int64_t>) {
+      using Limits = std::numeric_limits<T>;
+      constexpr int64_t kMax = std::cmp_greater(Limits::max(), std::numeric_limits<int64_t>::max())
+                                   ? std::numeric_limits<int64_t>::max()
+                                   : static_cast<int64_t>(Limits::max());
+      if (std::cmp_less(x, Limits::min())) {
+        return "must be >= " + Num(static_cast<int64_t>(Limits::min())) + ", got " + Num(x);
+      }
+      if (x > kMax) return "must be <= " + Num(kMax) + ", got " + Num(x);
+    } else if constexpr (std::is_same_v<V, double>) {
+      if (!std::isfinite(x)) return "must be a finite number, got " + Num(x);
+    }
+    return "";
+  };
+  return key;
+}
+
+// The TOML key and the flag are spelt from the member itself, so neither can drift from it.
+#define READINGSD_KEY(section, member, ...) \
+  MakeKey(#section "." #member, &Config::section, &decltype(Config::section)::member, __VA_ARGS__)
+
+Check<int64_t> AtLeast(int64_t lo) {
+  return
+      [lo](const int64_t& x) { return x >= lo ? "" : "must be >= " + Num(lo) + ", got " + Num(x); };
+}
+
+Check<int64_t> Between(int64_t lo, int64_t hi) {
+  return [lo, hi](const int64_t& x) {
+    return lo <= x && x <= hi ? "" : "must be " + Num(lo) + ".." + Num(hi) + ", got " + Num(x);
+  };
+}
+
+Check<std::string> OneOf(std::vector<std::string_view> allowed) {
+  return [allowed = std::move(allowed)](const std::string& s) -> std::string {
+    if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return "";
+    std::string why = "must be one of ";
+    for (size_t i = 0; i < allowed.size(); ++i) why += std::string(i ? ", " : "") += allowed[i];
+    return why + ", got " + Quote(s);
+  };
+}
+
+std::string NonEmpty(const std::string& s) { return s.empty() ? "must not be empty" : ""; }
+
+std::string Positive(const double& x) { return x > 0 ? "" : "must be > 0, got " + Num(x); }
+
+std::string Share(const double& x) {
+  return x > 0 && x <= 1 ? "" : "must be in (0, 1], got " + Num(x);
+}
+
+std::string Duration(const std::string& s) {
+  std::chrono::seconds unused;
+  if (ParseDuration(s, &unused)) return "";
+  return "must be a duration like \"30d\", \"12h\", \"90m\" or \"45s\" (\"\" or \"0\" = forever), "
+         "got " +
+         Quote(s);
+}
+
+std::string Keepalive(const int64_t& x) {
+  // libmosquitto refuses 1..4; 0 turns keepalive off.
+  return x == 0 || (5 <= x && x <= 65535) ? "" : "must be 0 (off) or 5..65535, got " + Num(x);
+}
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string ListenAddress(const std::string& s) {
+  std::string_view v = s, host, port;
+  if (v.starts_with('[')) {  // [v6]:port
+    size_t close = v.find(']');
+    if (close != std::string_view::npos && v.substr(close + 1).starts_with(':')) {
+      host = v.substr(1, close - 1);
+      port = v.substr(close + 2);
+    }
+  } else if (size_t colon = v.rfind(':'); colon != std::string_view::npos) {
+    host = v.substr(0, colon);
+    port = v.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) host = {};  // bare v6 is ambiguous
+  }
+  if (!host.empty() && AllDigits(port) && port.size() <= 5 &&
+      std::stoi(std::string(port)) <= 65535) {
+    return "";
+  }
+  return "must be host:port (e.g. 127.0.0.1:8080 or [::1]:8080), got " + Quote(s);
+}
+
+std::vector<std::string_view> Levels(std::string_view topic) {
+  std::vector<std::string_view> levels;
+  for (size_t start = 0;;) {
+    size_t slash = topic.find('/', start);
+    levels.push_back(topic.substr(start, slash - start));
+    if (slash == std::string_view::npos) return levels;
+    start = slash + 1;
+  }
+}
+
+// Why `filter` is not a valid MQTT topic filter, "" when it is.
+std::string FilterProblem(std::string_view filter) {
+  if (filter.empty()) return "a topic filter must not be empty";
+  if (filter.find('\0') != std::string_view::npos) return "a topic must not contain NUL";
+  if (filter.size() > 65535) return "a topic must be at most 65535 bytes";
+  std::vector<std::string_view> levels = Levels(filter);
+  for (size_t i = 0; i < levels.size(); ++i) {
+    std::string_view level = levels[i];
+    if (level.find('#') != std::string_view::npos && (level != "#" || i + 1 != levels.size())) {
+      return Quote(filter) + ": '#' is allowed only as the whole last level";
+    }
+    if (level.find('+') != std::string_view::npos && level != "+") {
+      return Quote(filter) + ": '+' is allowed only as a whole level";
+    }
+  }
+  return "";
+}
+
+std::string TopicFilters(const List& filters) {
+  if (filters.empty()) return "must list at least one topic filter";
+  for (const std::string& f : filters) {
+    if (std::string why = FilterProblem(f); !why.empty()) return why;
+  }
+  return "";
+}
+
+std::string DeviceIdTopic(const std::string& pattern) {
+  if (pattern.empty()) return "";
+  std::vector<std::string_view> levels = Levels(pattern);
+  if (std::count(levels.begin(), levels.end(), "{deviceId}") != 1) {
+    return "must hold {deviceId} once, as a whole level, e.g. \"sensors/{deviceId}/readings\"; "
+           "got " +
+           Quote(pattern);
+  }
+  std::string filter;  // with {deviceId} matching any level, the rest must be a valid filter
+  for (size_t i = 0; i < levels.size(); ++i) {
+    filter += i ? "/" : "";
+    filter += levels[i] == "{deviceId}" ? "+" : std::string(levels[i]);
+  }
+  return FilterProblem(filter);
+}
+
+std::string TopicName(const std::string& topic) {
+  if (topic.empty()) return "";
+  if (topic.find_first_of("+#") != std::string::npos) {
+    return "must be a topic name without wildcards, got " + Quote(topic);
+  }
+  return FilterProblem(topic);
+}
+
+std::string TableName(const std::string& name) {
+  bool ok =
+      name.size() >= 3 && name.size() <= 255 && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '-' || c == '.';
+      });
+  return ok ? ""
+            : "must be 3..255 characters of a-z A-Z 0-9 _ - . (as DynamoDB), got " + Quote(name);
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+struct Rule {
+  std::vector<std::string_view> keys;  // the one set last is blamed
+  std::function<std::string(const Config&)> problem;
+};
+
+const std::vector<Rule>& Rules() {
+  static const std::vector<Rule> rules = {
+      {{"mqtt.reconnect_min_ms", "mqtt.reconnect_max_ms"},
+       [](const Config& c) -> std::string {
+         if (c.mqtt.reconnect_min_ms <= c.mqtt.reconnect_max_ms) return "";
+         return "mqtt.reconnect_min_ms (" + Num(int64_t{c.mqtt.reconnect_min_ms}) +
+                ") must not exceed mqtt.reconnect_max_ms (" +
+                Num(int64_t{c.mqtt.reconnect_max_ms}) + ")";
+       }},
+      {{"mqtt.cert_file", "mqtt.key_file"},
+       [](const Config& c) -> std::string {
+         return c.mqtt.cert_file.empty() == c.mqtt.key_file.empty()
+                    ? ""
+                    : "mqtt.cert_file and mqtt.key_file must be set together";
+       }},
+      {{"mqtt.ca_file", "mqtt.cert_file", "mqtt.tls_insecure"},
+       [](const Config& c) -> std::string {
+         return c.mqtt.ca_file.empty() && (!c.mqtt.cert_file.empty() || c.mqtt.tls_insecure)
+                    ? "mqtt.cert_file and mqtt.tls_insecure need mqtt.ca_file (it turns TLS on)"
+                    : "";
+       }},
+      {{"mqtt.username", "mqtt.password_file"},
+       [](const Config& c) -> std::string {
+         return c.mqtt.username.empty() && !c.mqtt.password_file.empty()
+                    ? "mqtt.password_file needs mqtt.username (MQTT sends no password without one)"
+                    : "";
+       }},
+  };
+  return rules;
+}
+
+}  // namespace
+
+const std::vector<Key>& Keys() {
+  static const std::vector<Key> keys = {
+      READINGSD_KEY(storage, data_dir, "RocksDB directory, created on first start", NonEmpty),
+      READINGSD_KEY(storage, sync,
+                    "fsync the write-ahead log on every group commit: survives power loss, not "
+                    "only a crash, at the cost of write latency"),
+      READINGSD_KEY(
+          storage, retention,
+          "compaction drops readings older than this: \"30d\", \"12h\", \"90m\", \"45s\"; "
+          "\"\" or \"0\" keeps them forever",
+          Duration),
+      READINGSD_KEY(storage, block_cache_mb, "RocksDB block cache for reads, in MiB",
+                    Between(0, 1 << 20)),
+
+      READINGSD_KEY(mqtt, host, "MQTT broker host name or address", NonEmpty),
+      READINGSD_KEY(mqtt, port, "MQTT broker port (8883 is the usual TLS port)", Between(1, 65535)),
+      READINGSD_KEY(mqtt, client_id,
+                    "MQTT client id; must be unique on the broker, which drops the older of two "
+                    "clients with the same id",
+                    NonEmpty),
+      READINGSD_KEY(mqtt, username, "user name for the broker; \"\" connects anonymously"),
+      READINGSD_KEY(mqtt, password_file,
+                    "file holding the broker password (one trailing newline is dropped); there "
+                    "is no password flag, so it never shows in ps"),
+      READINGSD_KEY(mqtt, topics, "topic filters to subscribe to (+ and # wildcards allowed)",
+                    TopicFilters),
+      READINGSD_KEY(mqtt, device_id_topic,
+                    "topic pattern whose {deviceId} level is the device id; \"\" takes the device "
+                    "id from the payload only",
+                    DeviceIdTopic),
+      READINGSD_KEY(mqtt, protocol, "MQTT protocol version: \"mqttv311\" or \"mqttv5\"",
+                    OneOf({"mqttv311", "mqttv5"})),
+      READINGSD_KEY(mqtt, keepalive_seconds,
+                    "seconds between keepalive pings; the broker drops us after 1.5x without one "
+                    "(0 = off)",
+                    Keepalive),
+      READINGSD_KEY(mqtt, ca_file,
+                    "CA certificates (PEM) to verify the broker with; setting it turns TLS on"),
+      READINGSD_KEY(mqtt, cert_file, "client certificate (PEM) for mutual TLS; needs key_file"),
+      READINGSD_KEY(mqtt, key_file, "private key (PEM) of cert_file"),
+      READINGSD_KEY(mqtt, tls_insecure,
+                    "do not check the broker's host name against its certificate (testing only)"),
+      READINGSD_KEY(mqtt, dead_letter_topic,
+                    "topic to republish undecodable messages to; \"\" logs and drops them",
+                    TopicName),
+      READINGSD_KEY(mqtt, max_payload_bytes, "larger messages are rejected as undecodable",
+                    Between(1, 268435455)),  // MQTT's own limit
+      READINGSD_KEY(mqtt, reconnect_min_ms,
+                    "first delay before reconnecting to a lost broker; doubles on each failure",
+                    AtLeast(1)),
+      READINGSD_KEY(mqtt, reconnect_max_ms, "the reconnect delay stops growing here", AtLeast(1)),
+      READINGSD_KEY(mqtt, max_batch,
+                    "most readings per group commit (one RocksDB write batch); bigger batches "
+                    "raise throughput and the latency of each reading",
+                    AtLeast(1)),
+
+      READINGSD_KEY(http, listen,
+                    "host:port to serve the HTTP API on; 0.0.0.0:8080 accepts remote clients, "
+                    "port 0 takes any free port",
+                    ListenAddress),
+      READINGSD_KEY(http, threads, "threads serving HTTP requests", AtLeast(1)),
+      READINGSD_KEY(http, table_name, "table name the DynamoDB-compatible API answers to",
+                    TableName),
+      READINGSD_KEY(http, auth_token_file,
+                    "file holding the bearer token every request must carry; \"\" = no "
+                    "authentication"),
+      READINGSD_KEY(http, max_body_bytes, "larger request bodies are refused (413)", AtLeast(1)),
+      READINGSD_KEY(http, max_header_bytes, "larger request headers are refused (431)", AtLeast(1)),
+      READINGSD_KEY(http, max_limit, "largest page size (limit) a query may ask for", AtLeast(1)),
+      READINGSD_KEY(http, max_page_bytes,
+                    "a page ends once its items reach this size, as DynamoDB's 1 MB", AtLeast(1)),
+      READINGSD_KEY(http, max_connections, "most client connections open at once", AtLeast(1)),
+      READINGSD_KEY(http, request_timeout_ms, "time allowed to receive a request and answer it",
+                    AtLeast(1)),
+
+      READINGSD_KEY(metrics, top_k, "hottest partitions reported by name", AtLeast(1)),
+      READINGSD_KEY(metrics, window_seconds, "sliding window for write rates, in seconds",
+                    AtLeast(1)),
+      READINGSD_KEY(metrics, partition_wcu_limit,
+                    "writes per second per partition counted as hot (DynamoDB's per-partition "
+                    "limit is 1000 WCU)",
+                    Positive),
+      READINGSD_KEY(metrics, low_cardinality_top_share,
+                    "flag low key cardinality when the top_k partitions take more than this "
+                    "share of writes",
+                    Share),
+      READINGSD_KEY(metrics, low_cardinality_min_partitions,
+                    "... or when fewer distinct partitions than this carry writes (0 = off)",
+                    AtLeast(0)),
+
+      READINGSD_KEY(log, level, "\"error\", \"warn\", \"info\" or \"debug\"",
+                    OneOf({"error", "warn", "info", "debug"})),
+  };
+  return keys;
+}
+
+#undef READINGSD_KEY
+
+const Key* FindKey(std::string_view name) {
+  for (const Key& key : Keys()) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+std::string_view SectionOf(std::string_view name) { return name.substr(0, name.find('.')); }
+
+bool IsSection(std::string_view name) {
+  return std::any_of(Keys().begin(), Keys().end(),
+                     [name](const Key& key) { return SectionOf(key.name) == name; });
+}
+
+std::string_view Closest(std::string_view name, std::span<const std::string_view> also) {
+  std::string_view best;
+  size_t best_distance = 3;  // further than 2 edits is a different word, not a typo
+  auto consider = [&](std::string_view candidate) {
+    if (size_t d = EditDistance(name, candidate); d < best_distance) {
+      best = candidate;
+      best_distance = d;
+    }
+  };
+  for (std::string_view candidate : also) consider(candidate);
+  for (const Key& key : Keys()) {
+    consider(SectionOf(key.name));
+    consider(key.name);
+  }
+  return best;
+}
+
+std::string Quote(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out = "\"";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {  // TOML strings may hold no raw control characters
+      out += "\\u00";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + '"';
+}
+
+std::string FormatValue(const Value& value) {
+  switch (static_cast<Kind>(value.index())) {
+    case Kind::kBool:
+      return std::get<bool>(value) ? "true" : "false";
+    case Kind::kInt:
+      return std::to_string(std::get<int64_t>(value));
+    case Kind::kDouble: {
+      char buf[64];
+      std::string s(buf, std::to_chars(buf, buf + sizeof buf, std::get<double>(value)).ptr);
+      // Shortest round-trip form; TOML reads "1000" as an integer, so keep it a float.
+      if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+      return s;
+    }
+    case Kind::kString:
+      return Quote(std::get<std::string>(value));
+    case Kind::kList: {
+      std::string out = "[";
+      for (const std::string& s : std::get<List>(value)) {
+        out += (out.size() > 1 ? ", " : "") + Quote(s);
+      }
+      return out + "]";
+    }
+  }
+  return "";
+}
+
+const char* KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kBool:
+      return "BOOL";
+    case Kind::kInt:
+      return "INT";
+    case Kind::kDouble:
+      return "NUMBER";
+    case Kind::kString:
+      return "STRING";
+    case Kind::kList:
+      return "LIST";
+  }
+  return "";
+}
+
+bool ParseDuration(std::string_view text, std::chrono::seconds* out) {
+  if (text.empty() || text == "0") {
+    *out = std::chrono::seconds(0);
+    return true;
+  }
+  static constexpr std::pair<char, int64_t> kUnits[] = {
+      {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+  auto unit = std::find_if(std::begin(kUnits), std::end(kUnits),
+                           [&text](const auto& u) { return u.first == text.back(); });
+  if (unit == std::end(kUnits)) return false;
+  std::string_view digits = text.substr(0, text.size() - 1);
+  int64_t n;
+  if (!AllDigits(digits) ||
+      std::from_chars(digits.data(), digits.data() + digits.size(), n).ec != std::errc() ||
+      n > std::numeric_limits<int64_t>::max() / unit->second) {
+    return false;
+  }
+  *out = std::chrono::seconds(n * unit->second);
+  return true;
+}
+
+bool Finish(Config* config, const Origins& origins, std::string_view fallback, std::string* error) {
+  for (const Rule& rule : Rules()) {
+    std::string problem = rule.problem(*config);
+    if (problem.empty()) continue;
+    auto blamed = std::find_if(origins.rbegin(), origins.rend(), [&rule](const Origin& o) {
+      return std::find(rule.keys.begin(), rule.keys.end(), o.key) != rule.keys.end();
+    });
+    *error = std::string(blamed == origins.rend() ? fallback : std::string_view(blamed->where)) +
+             ": " + problem;
+    return false;
+  }
+  // storage.retention was checked when it was set.
+  ParseDuration(config->storage.retention, &config->storage.retention_seconds);
+  return true;
+}
+
+}  // namespace readingsd::config::internal

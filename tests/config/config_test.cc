@@ -1,0 +1,546 @@
+#include "config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace readingsd::config {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ::testing::TempDir() + "readingsd_config_test_" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct Parsed {
+  bool ok;
+  Config config;
+  CommandLine cmd;
+  std::string error;
+};
+
+// ParseCommandLine over the embedded defaults; `args` excludes the program name.
+Parsed Parse(const std::vector<std::string>& args) {
+  std::vector<const char*> argv = {"readingsd"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  Parsed p{false, {}, {}, {}};
+  p.ok = ParseCommandLine(static_cast<int>(argv.size()), argv.data(), &p.config, &p.cmd, &p.error);
+  return p;
+}
+
+std::string TomlError(const std::string& text) {
+  Config config;
+  std::string error;
+  EXPECT_FALSE(ParseToml(text, "readingsd.toml", &config, &error)) << text;
+  return error;
+}
+
+Config ParseOk(const std::string& text) {
+  Config config;
+  std::string error;
+  EXPECT_TRUE(ParseToml(text, "readingsd.toml", &config, &error)) << error;
+  return config;
+}
+
+// "section.key" -> "key = value" for every assignment line of a flat TOML text.
+std::map<std::string, std::string> KeyLines(const std::string& toml) {
+  std::map<std::string, std::string> lines;
+  std::istringstream in(toml);
+  std::string section, line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      section = line.substr(1, line.find(']') - 1);
+    } else {
+      lines[section + "." + line.substr(0, line.find(' '))] = line;
+    }
+  }
+  return lines;
+}
+
+TEST(DefaultsTest, AreTheDocumentedOnes) {
+  Config c;
+  EXPECT_EQ(c.storage.data_dir, "./data");
+  EXPECT_FALSE(c.storage.sync);
+  EXPECT_EQ(c.storage.retention, "");
+  EXPECT_EQ(c.storage.retention_seconds.count(), 0);
+  EXPECT_EQ(c.mqtt.host, "127.0.0.1");
+  EXPECT_EQ(c.mqtt.port, 1883);
+  EXPECT_THAT(c.mqtt.topics, ElementsAre("sensors/+/readings"));
+  EXPECT_EQ(c.mqtt.protocol, "mqttv311");
+  EXPECT_EQ(c.http.listen, "127.0.0.1:8080");
+  EXPECT_EQ(c.http.threads, 2);
+  EXPECT_EQ(c.metrics.top_k, 20);
+  EXPECT_EQ(c.log.level, "info");
+}
+
+TEST(DefaultsTest, NoArgumentsRunWithTheDefaults) {
+  Parsed p = Parse({});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.cmd.command, Command::kRun);
+  EXPECT_EQ(p.cmd.config_path, "");
+  EXPECT_TRUE(p.cmd.args.empty());
+  EXPECT_EQ(p.config, Config{});
+}
+
+TEST(DefaultsTest, EmptyFileKeepsThem) { EXPECT_EQ(ParseOk(""), Config{}); }
+
+TEST(ParseTomlTest, AbsentKeysKeepTheirValue) {
+  Config config;
+  config.http.threads = 7;
+  std::string error;
+  ASSERT_TRUE(ParseToml("[mqtt]\nport = 1884\n", "t.toml", &config, &error)) << error;
+  EXPECT_EQ(config.mqtt.port, 1884);
+  EXPECT_EQ(config.http.threads, 7);
+}
+
+TEST(ParseTomlTest, AcceptsDottedKeysInlineTablesAndIntegersForNumbers) {
+  Config c = ParseOk(
+      "mqtt.port = 1884\n"
+      "http = { threads = 3 }\n"
+      "[metrics]\npartition_wcu_limit = 500\n");
+  EXPECT_EQ(c.mqtt.port, 1884);
+  EXPECT_EQ(c.http.threads, 3);
+  EXPECT_EQ(c.metrics.partition_wcu_limit, 500.0);
+}
+
+TEST(ParseTomlTest, FailureLeavesTheConfigUnchanged) {
+  Config config;
+  config.http.threads = 7;
+  std::string error;
+  EXPECT_FALSE(ParseToml("[http]\nthreads = 3\n[mqtt]\nport = 0\n", "t.toml", &config, &error));
+  EXPECT_EQ(config.http.threads, 7);
+}
+
+// A Config that differs from the defaults in every key, with strings that need escaping.
+Config EveryKeyChanged() {
+  Config c;
+  c.storage.data_dir = "/var/lib/readingsd \"main\"";
+  c.storage.sync = true;
+  c.storage.retention = "30d";
+  c.storage.retention_seconds = std::chrono::seconds(2592000);
+  c.storage.block_cache_mb = 512;
+  c.mqtt.host = "broker.example.com";
+  c.mqtt.port = 8883;
+  c.mqtt.client_id = "readingsd-2";
+  c.mqtt.username = "we\\ird\tname\n\x01\xc3\xa9";
+  c.mqtt.password_file = "/etc/readingsd/mqtt.pass";
+  c.mqtt.topics = {"a/+/b", "c/#", "plain"};
+  c.mqtt.device_id_topic = "site/+/{deviceId}/data";
+  c.mqtt.protocol = "mqttv5";
+  c.mqtt.keepalive_seconds = 0;
+  c.mqtt.ca_file = "/etc/ssl/ca.pem";
+  c.mqtt.cert_file = "/etc/ssl/client.pem";
+  c.mqtt.key_file = "/etc/ssl/client.key";
+  c.mqtt.tls_insecure = true;
+  c.mqtt.dead_letter_topic = "readingsd/dead";
+  c.mqtt.max_payload_bytes = 1024;
+  c.mqtt.reconnect_min_ms = 100;
+  c.mqtt.reconnect_max_ms = 100;
+  c.mqtt.max_batch = 1;
+  c.http.listen = "[::1]:0";
+  c.http.threads = 16;
+  c.http.table_name = "my-table.v2";
+  c.http.auth_token_file = "/etc/readingsd/token";
+  c.http.max_body_bytes = 1;
+  c.http.max_header_bytes = 2;
+  c.http.max_limit = 3;
+  c.http.max_page_bytes = 4;
+  c.http.max_connections = 5;
+  c.http.request_timeout_ms = 6;
+  c.metrics.top_k = 1;
+  c.metrics.window_seconds = 3600;
+  c.metrics.partition_wcu_limit = 0.1;
+  c.metrics.low_cardinality_top_share = 1;
+  c.metrics.low_cardinality_min_partitions = 0;
+  c.log.level = "debug";
+  return c;
+}
+
+TEST(RoundTripTest, EveryKeySurvivesToTomlAndBack) {
+  Config changed = EveryKeyChanged();
+  std::string toml = ToToml(changed);
+  // Guards the test itself: a key added to the schema must be changed above too.
+  std::map<std::string, std::string> lines = KeyLines(toml), defaults = KeyLines(ToToml(Config{}));
+  ASSERT_EQ(lines.size(), defaults.size());
+  for (const auto& [key, line] : lines) EXPECT_NE(line, defaults[key]) << key << " is not changed";
+
+  Config back;
+  std::string error;
+  ASSERT_TRUE(ParseToml(toml, "print-config", &back, &error)) << error << "\n" << toml;
+  EXPECT_EQ(back, changed) << toml;
+}
+
+TEST(RoundTripTest, DefaultsSurviveToo) { EXPECT_EQ(ParseOk(ToToml(Config{})), Config{}); }
+
+struct ErrorCase {
+  std::string toml;
+  std::string want;  // a substring of the error
+};
+
+std::ostream& operator<<(std::ostream& os, const ErrorCase& c) { return os << c.toml; }
+
+class TomlErrorTest : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(TomlErrorTest, NamesFileLineAndKey) {
+  EXPECT_THAT(TomlError(GetParam().toml), HasSubstr(GetParam().want));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, TomlErrorTest,
+    ::testing::Values(
+        ErrorCase{"[mqtt]\nhost = \"b\"\nport = 70000\n",
+                  "readingsd.toml:3: mqtt.port: must be 1..65535, got 70000"},
+        ErrorCase{"[http]\nthreads = 0\n", "readingsd.toml:2: http.threads: must be >= 1, got 0"},
+        ErrorCase{"[http]\nthreads = 5000000000\n",
+                  "readingsd.toml:2: http.threads: must be <= 2147483647, got 5000000000"},
+        ErrorCase{"[mqtt]\nmax_batch = -1\n", "readingsd.toml:2: mqtt.max_batch: must be >= 1"},
+        ErrorCase{"[storage]\nblock_cache_mb = -1\n",
+                  "readingsd.toml:2: storage.block_cache_mb: must be 0..1048576, got -1"},
+        ErrorCase{"[mqtt]\nprotocol = \"mqttv4\"\n",
+                  "readingsd.toml:2: mqtt.protocol: must be one of mqttv311, mqttv5, got "
+                  "\"mqttv4\""},
+        ErrorCase{"[mqtt]\nkeepalive_seconds = 3\n",
+                  "readingsd.toml:2: mqtt.keepalive_seconds: must be 0 (off) or 5..65535"},
+        ErrorCase{"[http]\nlisten = \"localhost\"\n",
+                  "readingsd.toml:2: http.listen: must be host:port"},
+        ErrorCase{"[storage]\nretention = \"10x\"\n",
+                  "readingsd.toml:2: storage.retention: must be a duration"},
+        ErrorCase{"[metrics]\ntop_k = 0\n", "readingsd.toml:2: metrics.top_k: must be >= 1"},
+        ErrorCase{
+            "[metrics]\nlow_cardinality_top_share = 0\n",
+            "readingsd.toml:2: metrics.low_cardinality_top_share: must be in (0, 1], got 0.0"},
+        ErrorCase{"[metrics]\nlow_cardinality_top_share = 1.5\n",
+                  "metrics.low_cardinality_top_share: must be in (0, 1], got 1.5"},
+        ErrorCase{"[metrics]\npartition_wcu_limit = 0\n",
+                  "readingsd.toml:2: metrics.partition_wcu_limit: must be > 0"},
+        ErrorCase{"[metrics]\npartition_wcu_limit = inf\n",
+                  "metrics.partition_wcu_limit: must be a finite number, got inf"},
+        ErrorCase{"[log]\nlevel = \"verbose\"\n",
+                  "readingsd.toml:2: log.level: must be one of error, warn, info, debug, got "
+                  "\"verbose\""},
+        ErrorCase{"[mqtt]\nport = \"1883\"\n",
+                  "readingsd.toml:2: mqtt.port: must be an integer, got a string"},
+        ErrorCase{"[mqtt]\nport = 1883.0\n", "mqtt.port: must be an integer, got a float"},
+        ErrorCase{"[storage]\nsync = 1\n",
+                  "readingsd.toml:2: storage.sync: must be true or false, got an integer"},
+        ErrorCase{"[mqtt]\ntopics = \"a/b\"\n",
+                  "mqtt.topics: must be an array of strings, got a string"},
+        ErrorCase{"[mqtt]\ntopics = [\"a\", 1]\n",
+                  "mqtt.topics: must be an array of strings, got an integer in it"},
+        ErrorCase{"[mqtt]\ntopics = []\n", "mqtt.topics: must list at least one topic filter"},
+        ErrorCase{"[mqtt]\ntopics = [\"a/#/b\"]\n",
+                  "mqtt.topics: \"a/#/b\": '#' is allowed only as the whole last level"},
+        ErrorCase{"[mqtt]\ntopics = [\"a/b+\"]\n", "'+' is allowed only as a whole level"},
+        ErrorCase{"[mqtt]\ndevice_id_topic = \"sensors/+/readings\"\n",
+                  "readingsd.toml:2: mqtt.device_id_topic: must hold {deviceId} once"},
+        ErrorCase{"[mqtt]\ndead_letter_topic = \"dead/#\"\n",
+                  "mqtt.dead_letter_topic: must be a topic name without wildcards"},
+        ErrorCase{"[http]\ntable_name = \"x\"\n",
+                  "readingsd.toml:2: http.table_name: must be 3..255"},
+        ErrorCase{"[storage]\ndata_dir = \"\"\n", "storage.data_dir: must not be empty"},
+        ErrorCase{"[mqtt]\nhost = \"x\"\nprot = 1\n",
+                  "readingsd.toml:3: mqtt.prot: unknown key (did you mean mqtt.port?)"},
+        ErrorCase{"\n[mqt]\nport = 1\n",
+                  "readingsd.toml:2: mqt: unknown section (did you mean mqtt?)"},
+        ErrorCase{"[nonsense]\n", "readingsd.toml:1: nonsense: unknown section"},
+        ErrorCase{"port = 1\n", "readingsd.toml:1: port: unknown key"},
+        ErrorCase{"mqtt = 1\n", "readingsd.toml:1: mqtt: must be a table, got an integer"},
+        ErrorCase{"[mqtt.tls]\nca = 1\n", "readingsd.toml:1: mqtt.tls: unknown key"},
+        ErrorCase{"[mqtt]\nport = 1883\nreconnect_min_ms = 60000\n",
+                  "readingsd.toml:3: mqtt.reconnect_min_ms (60000) must not exceed "
+                  "mqtt.reconnect_max_ms (30000)"},
+        ErrorCase{"[mqtt]\nca_file = \"ca\"\ncert_file = \"c\"\n",
+                  "readingsd.toml:3: mqtt.cert_file and mqtt.key_file must be set together"},
+        ErrorCase{"[mqtt]\ntls_insecure = true\n",
+                  "readingsd.toml:2: mqtt.cert_file and mqtt.tls_insecure need mqtt.ca_file"},
+        ErrorCase{"[mqtt]\npassword_file = \"p\"\n",
+                  "readingsd.toml:2: mqtt.password_file needs mqtt.username"}));
+
+TEST(ParseTomlTest, SyntaxErrorGivesLineAndColumn) {
+  EXPECT_THAT(TomlError("[mqtt]\nport = = 1\n"), ContainsRegex("^readingsd\\.toml:2:[0-9]+: "));
+  EXPECT_THAT(TomlError("[mqtt]\nhost = \"unterminated\n"), StartsWith("readingsd.toml:2:"));
+}
+
+TEST(ParseTomlTest, ReportsEveryProblemInFileOrder) {
+  EXPECT_EQ(TomlError("[mqtt]\nprotocol = \"x\"\nport = 0\n[http]\nthreads = 0\n"),
+            "readingsd.toml:2: mqtt.protocol: must be one of mqttv311, mqttv5, got \"x\"\n"
+            "readingsd.toml:3: mqtt.port: must be 1..65535, got 0\n"
+            "readingsd.toml:5: http.threads: must be >= 1, got 0");
+}
+
+TEST(ParseTomlTest, ListenAddresses) {
+  for (const char* good : {"127.0.0.1:8080", "0.0.0.0:0", "localhost:65535", "[::1]:8080"}) {
+    EXPECT_EQ(ParseOk(std::string("[http]\nlisten = \"") + good + "\"\n").http.listen, good);
+  }
+  for (const char* bad : {"localhost", ":8080", "h:", "h:65536", "h:80x", "::1:8080", "[::1]8080",
+                          "[::1]:", "h:-1"}) {
+    EXPECT_THAT(TomlError(std::string("[http]\nlisten = \"") + bad + "\"\n"),
+                HasSubstr("http.listen: must be host:port"))
+        << bad;
+  }
+}
+
+TEST(RetentionTest, ParsesDurations) {
+  const std::pair<const char*, int64_t> cases[] = {
+      {"30d", 2592000}, {"12h", 43200}, {"90m", 5400}, {"45s", 45}, {"0", 0}, {"", 0}, {"0d", 0}};
+  for (const auto& [text, seconds] : cases) {
+    Config c = ParseOk(std::string("[storage]\nretention = \"") + text + "\"\n");
+    EXPECT_EQ(c.storage.retention, text);
+    EXPECT_EQ(c.storage.retention_seconds.count(), seconds) << text;
+  }
+}
+
+TEST(RetentionTest, RejectsOtherText) {
+  for (const char* bad : {"10x", "-1d", "1.5h", "d", "30 d", " 30d", "30D", "99999999999999999d"}) {
+    EXPECT_THAT(TomlError(std::string("[storage]\nretention = \"") + bad + "\"\n"),
+                HasSubstr("readingsd.toml:2: storage.retention: must be a duration"))
+        << bad;
+  }
+}
+
+TEST(RetentionTest, FlagSetsSeconds) {
+  Parsed p = Parse({"--storage.retention=12h"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.config.storage.retention_seconds.count(), 43200);
+}
+
+TEST(CommandLineTest, FlagsOverrideTheFile) {
+  std::string path = WriteTemp("override.toml",
+                               "[http]\nlisten = \"127.0.0.1:7000\"\nthreads = 4\n"
+                               "[mqtt]\nclient_id = \"from-file\"\n");
+  // A flag before --config still wins: the file is always read first.
+  Parsed p = Parse({"--http.listen=127.0.0.1:9000", "--config", path, "--storage.sync=true",
+                    "--mqtt.topics=a/+/b,c/#", "--http.threads", "8"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.cmd.config_path, path);
+  EXPECT_EQ(p.config.http.listen, "127.0.0.1:9000");
+  EXPECT_EQ(p.config.http.threads, 8);
+  EXPECT_TRUE(p.config.storage.sync);
+  EXPECT_THAT(p.config.mqtt.topics, ElementsAre("a/+/b", "c/#"));
+  EXPECT_EQ(p.config.mqtt.client_id, "from-file");
+}
+
+TEST(CommandLineTest, ConfigFileSpellings) {
+  std::string path = WriteTemp("spellings.toml", "[http]\nthreads = 4\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-c", path}, {"--config", path}, {"--config=" + path}}) {
+    Parsed p = Parse(args);
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_EQ(p.config.http.threads, 4);
+  }
+}
+
+TEST(CommandLineTest, BoolFlagsAndLastFlagWins) {
+  EXPECT_TRUE(Parse({"--storage.sync"}).config.storage.sync);
+  EXPECT_FALSE(Parse({"--storage.sync", "false"}).config.storage.sync);
+  EXPECT_FALSE(Parse({"--storage.sync", "--storage.sync=false"}).config.storage.sync);
+  Parsed p = Parse({"--storage.sync", "check-config"});
+  EXPECT_TRUE(p.config.storage.sync);
+  EXPECT_EQ(p.cmd.command, Command::kCheckConfig);
+  EXPECT_EQ(Parse({"--http.threads=3", "--http.threads=5"}).config.http.threads, 5);
+  EXPECT_EQ(Parse({"--mqtt.username="}).config.mqtt.username, "");
+}
+
+TEST(CommandLineTest, FlagErrorsNameTheFlag) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--mqtt.port=70000"}, "--mqtt.port: must be 1..65535, got 70000"},
+      {{"--mqtt.port", "abc"}, "--mqtt.port: must be an integer, got \"abc\""},
+      {{"--mqtt.port=99999999999999999999"}, "--mqtt.port: is out of range"},
+      {{"--mqtt.prot=1"}, "--mqtt.prot: unknown flag (did you mean --mqtt.port?)"},
+      {{"--http.threads"}, "--http.threads: needs a value"},
+      {{"--storage.sync=yes"}, "--storage.sync: must be true or false, got \"yes\""},
+      {{"--storage.retention=10x"}, "--storage.retention: must be a duration"},
+      {{"--http.listen=localhost"}, "--http.listen: must be host:port"},
+      {{"--metrics.low_cardinality_top_share=2"},
+       "--metrics.low_cardinality_top_share: must be in (0, 1]"},
+      {{"--metrics.partition_wcu_limit=1k"}, "--metrics.partition_wcu_limit: must be a number"},
+      {{"--mqtt.topics="}, "--mqtt.topics: must list at least one topic filter"},
+      {{"--mqtt.topics=a,"}, "--mqtt.topics: a topic filter must not be empty"},
+      {{"--log.level=trace"}, "--log.level: must be one of error, warn, info, debug"},
+      {{"query", "--mqtt.port=0"}, "--mqtt.port: must be 1..65535, got 0"},
+      {{"--mqtt.reconnect_max_ms=100"},
+       "--mqtt.reconnect_max_ms: mqtt.reconnect_min_ms (500) must not exceed "
+       "mqtt.reconnect_max_ms (100)"},
+  };
+  for (const auto& [args, want] : cases) {
+    Parsed p = Parse(args);
+    EXPECT_FALSE(p.ok) << args[0];
+    EXPECT_THAT(p.error, HasSubstr(want));
+  }
+}
+
+TEST(CommandLineTest, RuleSpanningKeysBlamesTheFlagOverTheFile) {
+  std::string path = WriteTemp("rule.toml", "[mqtt]\nreconnect_min_ms = 1000\n");
+  Parsed p = Parse({"-c", path, "--mqtt.reconnect_max_ms=200"});
+  EXPECT_FALSE(p.ok);
+  EXPECT_THAT(p.error, StartsWith("--mqtt.reconnect_max_ms: mqtt.reconnect_min_ms (1000)"));
+  p = Parse({"-c", path, "--mqtt.reconnect_min_ms=100"});
+  EXPECT_TRUE(p.ok) << p.error;
+}
+
+TEST(CommandLineTest, FileErrorsNameThePathAndLine) {
+  std::string path = WriteTemp("bad.toml", "[mqtt]\n\nport = 0\n");
+  Parsed p = Parse({"--config", path});
+  EXPECT_FALSE(p.ok);
+  EXPECT_EQ(p.error, path + ":3: mqtt.port: must be 1..65535, got 0");
+
+  std::string missing = ::testing::TempDir() + "readingsd_config_test_missing.toml";
+  p = Parse({"--config", missing});
+  EXPECT_FALSE(p.ok);
+  EXPECT_EQ(p.error, "cannot read " + missing + ": No such file or directory");
+}
+
+TEST(CommandLineTest, PrintConfigOutputParsesBack) {
+  std::string path = WriteTemp("print.toml", "[storage]\nretention = \"90m\"\n");
+  Parsed p = Parse({"--config", path, "--print-config", "--mqtt.topics=x/#,y"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.cmd.command, Command::kPrintConfig);
+  Config back;
+  std::string error;
+  ASSERT_TRUE(ParseToml(ToToml(p.config), "print-config", &back, &error)) << error;
+  EXPECT_EQ(back, p.config);
+  EXPECT_EQ(back.storage.retention_seconds.count(), 5400);
+  EXPECT_THAT(back.mqtt.topics, ElementsAre("x/#", "y"));
+}
+
+TEST(CommandLineTest, Commands) {
+  const std::pair<const char*, Command> cases[] = {
+      {"run", Command::kRun}, {"query", Command::kQuery}, {"check-config", Command::kCheckConfig}};
+  for (const auto& [word, command] : cases) {
+    Parsed p = Parse({word});
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_EQ(p.cmd.command, command) << word;
+  }
+  Parsed p = Parse({"backup", "/tmp/x"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.cmd.command, Command::kBackup);
+  EXPECT_THAT(p.cmd.args, ElementsAre("/tmp/x"));
+}
+
+TEST(CommandLineTest, QueryOptionsPassThroughUntouched) {
+  Parsed p = Parse({"--http.listen=127.0.0.1:9001", "query", "--device", "a1", "--from",
+                    "2024-01-01T00:00:00Z", "--limit", "5", "--storage.data_dir", "/srv/d", "-c",
+                    "x", "--help", "--", "--http.threads=9"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.cmd.command, Command::kQuery);
+  EXPECT_THAT(p.cmd.args, ElementsAre("--device", "a1", "--from", "2024-01-01T00:00:00Z", "--limit",
+                                      "5", "-c", "x", "--help", "--http.threads=9"));
+  EXPECT_EQ(p.cmd.config_path, "");
+  EXPECT_EQ(p.config.storage.data_dir, "/srv/d");
+  EXPECT_EQ(p.config.http.listen, "127.0.0.1:9001");
+  EXPECT_EQ(p.config.http.threads, 2);
+}
+
+TEST(CommandLineTest, UsageErrors) {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"backup"}, "backup: needs exactly one argument"},
+      {{"backup", "a", "b"}, "backup: needs exactly one argument"},
+      {{"run", "extra"}, "run: unexpected argument \"extra\" (options go before the command)"},
+      {{"check-config", "-c", "x"}, "check-config: unexpected argument \"-c\""},
+      {{"frobnicate"}, "unknown command \"frobnicate\""},
+      {{"--bogus"}, "unknown option --bogus (see --help)"},
+      {{"--confg", "x"}, "unknown option --confg (did you mean --config?)"},
+      {{"--config"}, "--config: needs a FILE"},
+      {{"-c", "a", "-c", "b"}, "--config: given twice"},
+      {{"--print-config", "run"}, "--print-config: takes no command, got run"},
+  };
+  for (const auto& [args, want] : cases) {
+    Parsed p = Parse(args);
+    EXPECT_FALSE(p.ok) << args[0];
+    EXPECT_THAT(p.error, HasSubstr(want));
+  }
+}
+
+TEST(CommandLineTest, HelpAndVersionReturnWithoutReadingTheFile) {
+  for (const char* help : {"-h", "--help"}) {
+    Parsed p = Parse({"--config", "/nonexistent/readingsd.toml", help});
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_EQ(p.cmd.command, Command::kHelp);
+  }
+  Parsed p = Parse({"--version"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.cmd.command, Command::kVersion);
+}
+
+TEST(CommandLineTest, FailureLeavesOutputsUnchanged) {
+  Config config;
+  config.http.threads = 7;
+  CommandLine cmd;
+  cmd.config_path = "keep";
+  const char* argv[] = {"readingsd", "--http.threads=3", "--mqtt.port=0"};
+  std::string error;
+  EXPECT_FALSE(ParseCommandLine(3, argv, &config, &cmd, &error));
+  EXPECT_EQ(config.http.threads, 7);
+  EXPECT_EQ(cmd.config_path, "keep");
+}
+
+TEST(HelpTextTest, ListsCommandsAndEveryKeyWithItsDefault) {
+  std::string help = HelpText();
+  for (const char* word : {"run", "query", "backup DIR", "check-config", "--config FILE",
+                           "--print-config", "--help", "--version"}) {
+    EXPECT_THAT(help, HasSubstr(word));
+  }
+  EXPECT_THAT(help, HasSubstr("  --mqtt.port=INT  (default 1883)\n"));
+  EXPECT_THAT(help, HasSubstr("  --mqtt.topics=LIST  (default [\"sensors/+/readings\"])\n"));
+  for (const auto& [key, line] : KeyLines(ToToml(Config{}))) {
+    EXPECT_THAT(help, HasSubstr("  --" + key + "="));
+    EXPECT_THAT(help, HasSubstr("(default " + line.substr(line.find(" = ") + 3) + ")\n"));
+  }
+}
+
+TEST(ExampleFileTest, ParsesToTheDefaultsAndListsEveryKey) {
+  std::string text = ReadAll(READINGSD_EXAMPLE_TOML);
+  ASSERT_FALSE(text.empty());
+  Config config;
+  std::string error;
+  ASSERT_TRUE(ParseToml(text, READINGSD_EXAMPLE_TOML, &config, &error)) << error;
+  EXPECT_EQ(config, Config{});
+  EXPECT_EQ(KeyLines(text), KeyLines(ToToml(Config{})));
+}
+
+TEST(ReadSecretFileTest, DropsOneTrailingNewline) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"hunter2\n", "hunter2"}, {"s3cret\r\n", "s3cret"}, {"a\n\n", "a\n"}, {"tok", "tok"}};
+  for (const auto& [content, want] : cases) {
+    std::string secret, error;
+    ASSERT_TRUE(ReadSecretFile(WriteTemp("secret", content), &secret, &error)) << error;
+    EXPECT_EQ(secret, want);
+  }
+}
+
+TEST(ReadSecretFileTest, EmptyOrUnreadableIsAnError) {
+  std::string secret = "untouched", error;
+  for (const char* content : {"", "\n"}) {
+    std::string path = WriteTemp("empty_secret", content);
+    EXPECT_FALSE(ReadSecretFile(path, &secret, &error));
+    EXPECT_EQ(error, path + ": is empty");
+  }
+  std::string missing = ::testing::TempDir() + "readingsd_config_test_no_such_secret";
+  EXPECT_FALSE(ReadSecretFile(missing, &secret, &error));
+  EXPECT_EQ(error, "cannot read " + missing + ": No such file or directory");
+  EXPECT_FALSE(ReadSecretFile(::testing::TempDir(), &secret, &error));
+  EXPECT_THAT(error, HasSubstr("Is a directory"));
+  EXPECT_EQ(secret, "untouched");
+}
+
+}  // namespace
+}  // namespace readingsd::config
