@@ -30,12 +30,22 @@ struct FilterExpr {
   std::vector<std::unique_ptr<FilterExpr>> children;  // kAnd / kOr: 2, kNot: 1
 };
 
-// DynamoDB semantics: comparing values of different types, or a missing attribute, is false.
+// DynamoDB semantics: numbers compare numerically, strings bytewise, booleans only with = / <>.
+// A missing attribute or a value of another type makes =, <, <=, >, >=, BETWEEN and begins_with
+// false, and `<>` true: DynamoDB evaluates `a <> :v` as NOT (a = :v), so an item without `a`
+// passes it (conditional writes such as "#status <> :busy" on a new item rely on that).
 bool Matches(const FilterExpr& filter, const storage::Reading& reading);
 
-// The native API's compact filter: comparisons joined by `and` / `or`, e.g.
-// "temperature>30", "temperature>=30 and status=ok", "humidity<>0". A bare literal is a number
-// when it parses as one, true/false are booleans, "..." quotes a string.
+// The native API's compact filter, e.g. "temperature>30", "temperature >= 30 and status = ok",
+// "humidity<>0 or not (a<1)". It is the DynamoDB condition grammar (see query/expression.h:
+// = <> < <= > >=, BETWEEN, begins_with(a, v), attribute_exists(a), attribute_not_exists(a),
+// not > and > or, parentheses; keywords case-insensitive) with literals instead of placeholders:
+// `attribute op value`, where a value is a number when it is a plain decimal, true / false
+// (lower case) a boolean, "..." a string (\" and \\ escapes), and any other bare word a string
+// (quote "and", "or", "not", "between", "in" to mean the words). `!=` is accepted for `<>`.
+// Key attributes are rejected: they belong in the key condition. At most 4096 bytes, as any
+// DynamoDB expression; parentheses and NOT nest at most 64 deep. Errors name the byte offset:
+// "filter: expected a value after '>' at offset 12".
 Status ParseNativeFilter(std::string_view text, std::unique_ptr<FilterExpr>* filter);
 
 }  // namespace readingsd::query

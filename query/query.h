@@ -26,7 +26,9 @@ struct KeyCondition {
 
 // Validates the device id and normalises `a` / `b` (any ISO-8601 form the ingest path accepts)
 // exactly as keys are normalised; a begins_with prefix is checked with ValidateSortKeyPrefix.
-// BETWEEN with a > b is InvalidArgument, as in DynamoDB.
+// BETWEEN with a > b is InvalidArgument, as in DynamoDB; the bounds compare after normalisation
+// (T10:00:00+02:00 is 08:00Z, before T09:00:00Z). `a` must be empty for kAll, `b` for all but
+// kBetween. Query expects a KeyCondition made here.
 Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_view a,
                         std::string_view b, KeyCondition* condition);
 
@@ -37,11 +39,15 @@ struct QueryRequest {
   // Maximum items *read* (DynamoDB's Limit, counted before the filter); 0 = no limit.
   std::size_t limit = 0;
   bool scan_forward = true;  // false = newest first
-  // Sort key of the previous page's LastEvaluatedKey; empty = from the beginning.
+  // Sort key of the previous page's LastEvaluatedKey; empty = from the beginning. Must be a
+  // normalised sort key (InvalidArgument otherwise); the page resumes just past it in the scan
+  // direction, within the key condition's range.
   std::string exclusive_start;
   const FilterExpr* filter = nullptr;  // optional, not owned
-  // A page stops once this many bytes of items were read, so a page can be empty (everything
-  // filtered out) and still carry a next key: paging ends only when that key is absent.
+  // A page stops once this many bytes of items were read (stored key + encoded value, counted
+  // before the filter; the item crossing the cap is included; 0 = no cap), so a page can be
+  // empty (everything filtered out) and still carry a next key: paging ends only when that key
+  // is absent.
   std::size_t max_page_bytes = kMaxPageBytes;
 };
 
@@ -49,10 +55,14 @@ struct QueryResult {
   std::vector<storage::Reading> items;
   std::size_t count = 0;          // items returned (after the filter)
   std::size_t scanned_count = 0;  // items read (before the filter)
-  // Set when the page stopped at limit or max_page_bytes and more items remain in range.
+  // Set when the page stopped at limit or max_page_bytes and more items remain in range (Query
+  // reads one item ahead to know), so a page that ends exactly at the last item has none.
+  // Unlike DynamoDB, which may return a key that leads to an empty last page.
   std::optional<std::string> last_evaluated_sort_key;
 };
 
+// Reads only the key condition's range: one iterator bounded to it, one seek, then Next / Prev.
+// Iterator and decoding errors are returned; `result` is reset first.
 Status Query(const storage::Store& store, const QueryRequest& request, QueryResult* result);
 
 }  // namespace readingsd::query

@@ -1,0 +1,46 @@
+// The one recursive-descent parser behind the native ?filter= syntax and DynamoDB's expressions.
+// Both share the grammar
+//
+//   condition   := disjunction <end>
+//   disjunction := conjunction { OR conjunction }
+//   conjunction := negation { AND negation }
+//   negation    := NOT negation | primary
+//   primary     := '(' disjunction ')'
+//                | operand comparator operand
+//                | operand BETWEEN operand AND operand
+//                | begins_with '(' operand ',' operand ')'
+//                | attribute_exists '(' attribute ')' | attribute_not_exists '(' attribute ')'
+//   projection  := attribute { ',' attribute } <end>
+//
+// and differ only in operands and error texts: native operands are `attribute op literal`
+// (numbers, true/false, "strings", bare words), DynamoDB operands are names, #names and :values
+// on either side, and its errors copy DynamoDB's ValidationException texts.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "query/expression.h"
+#include "query/filter.h"
+#include "storage/status.h"
+
+namespace readingsd::query::internal {
+
+// What is being parsed decides the operand syntax, the error texts and the attributes allowed.
+enum class ExpressionKind {
+  kNativeFilter,            // ?filter=; no key attributes
+  kFilterExpression,        // no key attributes
+  kKeyConditionExpression,  // any attribute; the caller checks the key schema on the result
+  kProjectionExpression,
+};
+
+// `context` is required for the DynamoDB kinds and unused for kNativeFilter.
+Status ParseCondition(std::string_view text, ExpressionKind kind, const ExpressionContext* context,
+                      std::unique_ptr<FilterExpr>* condition);
+
+Status ParseAttributeList(std::string_view text, const ExpressionContext& context,
+                          std::vector<std::string>* attributes);
+
+}  // namespace readingsd::query::internal

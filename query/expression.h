@@ -1,0 +1,58 @@
+// DynamoDB's expression languages, as the DynamoDB-compatible API receives them:
+// KeyConditionExpression, FilterExpression and ProjectionExpression with their
+// ExpressionAttributeNames (#n) and ExpressionAttributeValues (:v).
+//
+// Supported: comparisons = <> < <= > >=, BETWEEN, begins_with, attribute_exists,
+// attribute_not_exists, AND / OR / NOT and parentheses (precedence NOT > AND > OR); keywords are
+// case-insensitive, function names are not. Values only ever come from :placeholders, as in
+// DynamoDB. Readings have scalar attributes only, so IN, contains(), size(), attribute_type() and
+// document paths (a.b, a[0]) are rejected as "not supported" rather than half implemented.
+// An expression is at most 4096 bytes (DynamoDB's limit); parentheses and NOT nest at most 64
+// deep. Errors are InvalidArgument carrying DynamoDB's ValidationException text where one is
+// known.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "query/filter.h"
+#include "query/query.h"
+#include "storage/reading.h"
+#include "storage/status.h"
+
+namespace readingsd::query {
+
+struct ExpressionContext {
+  const std::map<std::string, std::string>* names = nullptr;                // "#n" -> attribute name
+  const std::map<std::string, storage::AttributeValue>* values = nullptr;  // ":v" -> value
+  std::string hash_key = std::string(storage::kDeviceIdAttribute);
+  std::string range_key = std::string(storage::kReadingTsAttribute);
+};
+
+// `hash_key = :v` optionally AND one range condition: = < <= > >= :v, BETWEEN :a AND :b or
+// begins_with(range_key, :p); the key attribute is the left operand, as DynamoDB documents it.
+// Writes the raw (not yet normalised) values: the caller passes them to MakeKeyCondition.
+// `b` is set for BETWEEN only; `a` is empty for kAll.
+Status ParseKeyConditionExpression(std::string_view text, const ExpressionContext& context,
+                                   std::string* device_id, SortKeyOp* op, std::string* a,
+                                   std::string* b);
+
+// Key attributes are rejected, as in DynamoDB: they belong in the key condition.
+Status ParseFilterExpression(std::string_view text, const ExpressionContext& context,
+                             std::unique_ptr<FilterExpr>* filter);
+
+// A comma-separated list of attribute names (key attributes included); a name listed twice is
+// an error, as DynamoDB reports overlapping paths.
+Status ParseProjectionExpression(std::string_view text, const ExpressionContext& context,
+                                 std::vector<std::string>* attributes);
+
+// DynamoDB rejects a request whose ExpressionAttributeNames or ExpressionAttributeValues hold an
+// entry that none of its expressions uses. Call it after every expression of the request parsed,
+// with all of them (empty ones are skipped).
+Status CheckPlaceholdersUsed(const ExpressionContext& context,
+                             const std::vector<std::string_view>& expressions);
+
+}  // namespace readingsd::query

@@ -1,0 +1,12 @@
+// DynamoDB's reserved words: a bare attribute name in an expression must not be one of them
+// (an #alias must be used instead), so the DynamoDB-compatible API rejects them the same way.
+#pragma once
+
+#include <string_view>
+
+namespace readingsd::query::internal {
+
+// Case-insensitive, as in DynamoDB: "status", "Status" and "STATUS" are all reserved.
+bool IsReservedWord(std::string_view word);
+
+}  // namespace readingsd::query::internal

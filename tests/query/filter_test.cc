@@ -1,0 +1,188 @@
+// Matches (DynamoDB comparison semantics) and the native ?filter= parser.
+#include "query/filter.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace readingsd::query {
+namespace {
+
+using storage::Attribute;
+using storage::Reading;
+
+Reading With(std::vector<Attribute> attributes) {
+  return Reading{"a1", "2026-06-23T08:00:00.000000000Z", std::move(attributes)};
+}
+
+// Parses `filter` natively and evaluates it on `reading`; a parse error fails the test.
+bool Eval(std::string_view filter, const Reading& reading) {
+  std::unique_ptr<FilterExpr> expr;
+  Status s = ParseNativeFilter(filter, &expr);
+  EXPECT_TRUE(s.ok()) << filter << ": " << s.ToString();
+  return s.ok() && Matches(*expr, reading);
+}
+
+std::string NativeError(std::string_view filter) {
+  std::unique_ptr<FilterExpr> expr;
+  Status s = ParseNativeFilter(filter, &expr);
+  EXPECT_TRUE(s.IsInvalidArgument()) << filter;
+  return s.message();
+}
+
+TEST(MatchesTest, NumbersCompareNumericallyStringsBytewise) {
+  const Reading r = With({{"n", 9.0}, {"s", std::string("9")}, {"upper", std::string("B")}});
+  EXPECT_TRUE(Eval("n < 10", r));  // "9" > "10" as strings; 9 < 10 as numbers
+  EXPECT_FALSE(Eval("s < \"10\"", r));
+  EXPECT_TRUE(Eval("upper < \"a\"", r));  // 'B' (0x42) < 'a' (0x61)
+  EXPECT_TRUE(Eval("n = 9.0 and n >= 9 and n <= 9e0 and n > 8.999", r));
+  EXPECT_TRUE(Eval("n between 9 and 9", r));
+  EXPECT_FALSE(Eval("n between 9.5 and 100", r));
+}
+
+TEST(MatchesTest, TypeMismatchIsFalseExceptNotEqual) {
+  const Reading r = With({{"n", 6.0}});
+  EXPECT_FALSE(Eval("n = \"6\"", r));
+  EXPECT_TRUE(Eval("n <> \"6\"", r));
+  EXPECT_FALSE(Eval("n < \"7\"", r));
+  EXPECT_FALSE(Eval("n >= \"0\"", r));
+  EXPECT_FALSE(Eval("n between \"0\" and \"9\"", r));
+  EXPECT_FALSE(Eval("n = true", r));
+  EXPECT_FALSE(Eval("begins_with(n, \"6\")", r));
+}
+
+TEST(MatchesTest, MissingAttributeIsFalseExceptNotEqualAndNotExists) {
+  const Reading r = With({{"present", 1.0}});
+  EXPECT_FALSE(Eval("missing = 1", r));
+  EXPECT_TRUE(Eval("missing <> 1", r));  // DynamoDB: NOT (missing = 1)
+  EXPECT_FALSE(Eval("missing < 1", r));
+  EXPECT_FALSE(Eval("missing >= 1", r));
+  EXPECT_FALSE(Eval("missing between 0 and 2", r));
+  EXPECT_FALSE(Eval("begins_with(missing, \"x\")", r));
+  EXPECT_FALSE(Eval("attribute_exists(missing)", r));
+  EXPECT_TRUE(Eval("attribute_not_exists(missing)", r));
+  EXPECT_TRUE(Eval("attribute_exists(present)", r));
+  EXPECT_FALSE(Eval("attribute_not_exists(present)", r));
+}
+
+TEST(MatchesTest, BooleansOnlyEqualOrNot) {
+  const Reading r = With({{"ok", true}});
+  EXPECT_TRUE(Eval("ok = true", r));
+  EXPECT_FALSE(Eval("ok = false", r));
+  EXPECT_TRUE(Eval("ok <> false", r));
+  EXPECT_TRUE(Eval("ok != false", r));
+  EXPECT_FALSE(Eval("ok = \"true\"", r));
+}
+
+TEST(MatchesTest, BeginsWithAndAttributeComparisons) {
+  FilterExpr compare;  // two attributes, built by hand: a < b
+  compare.kind = FilterExpr::Kind::kCompare;
+  compare.op = CompareOp::kLt;
+  compare.operands = {Operand{true, "a", {}}, Operand{true, "b", {}}};
+  EXPECT_TRUE(Matches(compare, With({{"a", 1.0}, {"b", 2.0}})));
+  EXPECT_FALSE(Matches(compare, With({{"a", 1.0}, {"b", std::string("2")}})));
+  EXPECT_FALSE(Matches(compare, With({{"a", 1.0}})));
+
+  const Reading r = With({{"fw", std::string("v2.1.0")}});
+  EXPECT_TRUE(Eval("begins_with(fw, \"v2.\")", r));
+  EXPECT_TRUE(Eval("begins_with(fw, v2)", r));
+  EXPECT_TRUE(Eval("begins_with(fw, \"\")", r));
+  EXPECT_FALSE(Eval("begins_with(fw, \"v2.1.0.1\")", r));
+}
+
+TEST(NativeFilterTest, PrecedenceIsNotThenAndThenOr) {
+  auto r = [](double a, double b, double c) { return With({{"a", a}, {"b", b}, {"c", c}}); };
+  // a=1 or (b=1 and c=1)
+  EXPECT_TRUE(Eval("a=1 or b=1 and c=1", r(1, 0, 0)));
+  EXPECT_FALSE(Eval("a=1 or b=1 and c=1", r(0, 1, 0)));
+  EXPECT_TRUE(Eval("a=1 or b=1 and c=1", r(0, 1, 1)));
+  // (a=1 or b=1) and c=1
+  EXPECT_FALSE(Eval("(a=1 or b=1) and c=1", r(1, 0, 0)));
+  // (not a=1) and b=1
+  EXPECT_TRUE(Eval("not a=1 and b=1", r(0, 1, 0)));
+  EXPECT_FALSE(Eval("not a=1 and b=1", r(1, 1, 0)));
+  EXPECT_TRUE(Eval("not (a=1 and b=1)", r(1, 0, 0)));
+  EXPECT_TRUE(Eval("not not a=1", r(1, 0, 0)));
+  // Keywords in any case; and/or chains associate left.
+  EXPECT_TRUE(Eval("a=0 OR b=0 Or c=1 AND NOT a=1", r(0, 1, 1)));
+}
+
+TEST(NativeFilterTest, Literals) {
+  const Reading r = With({{"t", -5.0}, {"big", 1000.0}, {"half", 0.5}, {"s", std::string("ok")},
+                          {"q", std::string("say \"hi\" \\o/")}, {"inf", std::string("inf")},
+                          {"ts", std::string("2026-06-23T10:00:00+02:00")}, {"word", std::string("and")}});
+  EXPECT_TRUE(Eval("t=-5", r));
+  EXPECT_TRUE(Eval("t<-4.5", r));
+  EXPECT_TRUE(Eval("big=1e3 and big=+1000 and half=.5", r));
+  EXPECT_TRUE(Eval("s=ok", r));
+  EXPECT_TRUE(Eval("s=\"ok\"", r));
+  EXPECT_TRUE(Eval(R"(q="say \"hi\" \\o/")", r));
+  EXPECT_TRUE(Eval("inf=inf", r)) << "inf is a bare string, not a number";
+  EXPECT_TRUE(Eval("ts=2026-06-23T10:00:00+02:00", r));
+  EXPECT_TRUE(Eval("word=\"and\"", r));
+  EXPECT_TRUE(Eval("  s = ok  ", r));
+}
+
+TEST(NativeFilterTest, ErrorsNameWhatAndWhere) {
+  EXPECT_EQ(NativeError("temperature>"), "filter: expected a value after '>' at offset 12");
+  EXPECT_EQ(NativeError("temperature 5"),
+            "filter: expected a comparison operator after 'temperature' at offset 12");
+  EXPECT_EQ(NativeError("temperature > and"), "filter: expected a value after '>' at offset 14");
+  EXPECT_EQ(NativeError("a=1 and"), "filter: expected an attribute name after 'and' at offset 7");
+  EXPECT_EQ(NativeError(">5"), "filter: expected an attribute name at offset 0");
+  EXPECT_EQ(NativeError("5>5"), "filter: expected an attribute name at offset 0");
+  EXPECT_EQ(NativeError("(a=1"), "filter: expected ')' after '1' at offset 4");
+  EXPECT_EQ(NativeError("a=1)"), "filter: expected 'and', 'or' or the end after '1' at offset 3");
+  EXPECT_EQ(NativeError("a=1 b=2"), "filter: expected 'and', 'or' or the end after '1' at offset 4");
+  EXPECT_EQ(NativeError("status=\"ok"), "filter: unterminated string at offset 7");
+  EXPECT_EQ(NativeError("s=\"a\\n\""),
+            "filter: invalid escape in string (only \\\" and \\\\ are allowed) at offset 4");
+  EXPECT_EQ(NativeError("a ! 1"), "filter: lone '!' (not-equal is <> or !=) at offset 2");
+  EXPECT_EQ(NativeError("a between 1 or 2"), "filter: expected 'and' after '1' at offset 12");
+  EXPECT_EQ(NativeError(""), "filter: the filter is empty");
+  EXPECT_EQ(NativeError("   "), "filter: the filter is empty");
+  EXPECT_EQ(NativeError("a < true"), "filter: '<' cannot take the boolean true at offset 2");
+  EXPECT_EQ(NativeError("a between false and true"),
+            "filter: 'BETWEEN' cannot take the boolean false at offset 2");
+  EXPECT_EQ(NativeError("begins_with(a, 5)"),
+            "filter: 'begins_with' cannot take the number 5 at offset 0");
+  EXPECT_EQ(NativeError("a=1e999"), "filter: number out of range at offset 2");
+}
+
+TEST(NativeFilterTest, KeyAttributesAreRejected) {
+  EXPECT_EQ(NativeError("readingTs > 2026"),
+            "filter: 'readingTs' is a key attribute; filters can only use non-key attributes "
+            "(select readings by time with the key condition) at offset 0");
+  EXPECT_NE(NativeError("a=1 or deviceId=x").find("'deviceId' is a key attribute"), std::string::npos);
+  EXPECT_NE(NativeError("attribute_exists(deviceId)").find("key attribute"), std::string::npos);
+}
+
+TEST(NativeFilterTest, UnsupportedFeaturesSaySo) {
+  EXPECT_EQ(NativeError("a in (1, 2)"), "filter: the IN operator is not supported at offset 2");
+  EXPECT_EQ(NativeError("contains(a, x)"), "filter: the function contains is not supported at offset 0");
+  EXPECT_EQ(NativeError("size(a) > 1"), "filter: the function size is not supported at offset 0");
+  EXPECT_EQ(NativeError("frobnicate(a)"), "filter: unknown function 'frobnicate' at offset 0");
+  EXPECT_EQ(NativeError("Begins_With(a, x)"), "filter: unknown function 'Begins_With' at offset 0");
+}
+
+TEST(NativeFilterTest, DeepNestingIsRefusedNotACrash) {
+  std::string deep = std::string(64, '(') + "a=1" + std::string(64, ')');
+  EXPECT_TRUE(Eval(deep, With({{"a", 1.0}})));
+  deep = std::string(65, '(') + "a=1" + std::string(65, ')');
+  EXPECT_NE(NativeError(deep).find("nest deeper than 64"), std::string::npos);
+  std::string nots;
+  for (int i = 0; i < 1000; ++i) nots += "not ";
+  EXPECT_NE(NativeError(nots + "a=1").find("nest deeper than 64"), std::string::npos);
+}
+
+TEST(NativeFilterTest, LongerThanDynamoDbsExpressionLimitIsRefused) {
+  std::string chain = "a=1";
+  while (chain.size() + 8 <= 4096) chain += " and a=1";
+  EXPECT_TRUE(Eval(chain, With({{"a", 1.0}})));
+  chain += " and a=1";
+  EXPECT_EQ(NativeError(chain), "filter: longer than 4096 bytes");
+}
+
+}  // namespace
+}  // namespace readingsd::query

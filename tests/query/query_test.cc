@@ -1,0 +1,492 @@
+// The key-condition engine against a real RocksDB store in a temporary directory.
+#include "query/query.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "query/filter.h"
+#include "storage/key.h"
+#include "storage/store.h"
+
+namespace readingsd::query {
+namespace {
+
+using storage::Reading;
+
+std::string SortKey(std::string_view timestamp) {
+  std::string sort_key;
+  EXPECT_TRUE(storage::NormalizeTimestamp(timestamp, &sort_key).ok()) << timestamp;
+  return sort_key;
+}
+
+std::vector<std::string> SortKeys(const QueryResult& result) {
+  std::vector<std::string> keys;
+  for (const Reading& reading : result.items) keys.push_back(reading.sort_key);
+  return keys;
+}
+
+std::vector<std::string> SortKeys(std::initializer_list<std::string_view> timestamps) {
+  std::vector<std::string> keys;
+  for (std::string_view timestamp : timestamps) keys.push_back(SortKey(timestamp));
+  return keys;
+}
+
+// Wraps the real store and checks that Query stays inside the bounds it asks for: every key an
+// iterator lands on lies within [lower, upper), and every step is counted.
+class ObservedStore : public storage::Store {
+ public:
+  explicit ObservedStore(const storage::Store& store) : store_(store) {}
+
+  struct Observation {
+    std::string lower, upper;
+    int positions = 0;  // keys the iterator was positioned on
+    bool left_bounds = false;
+  };
+  mutable std::vector<Observation> iterators;
+
+  Status Put(const Reading&) override { return Status::InvalidArgument("read only"); }
+  Status Write(std::span<const Reading>) override { return Status::InvalidArgument("read only"); }
+  Status Get(std::string_view device_id, std::string_view sort_key, Reading* reading) const override {
+    return store_.Get(device_id, sort_key, reading);
+  }
+  std::unique_ptr<storage::PartitionIterator> NewIterator(std::string_view device_id,
+                                                          std::string_view lower,
+                                                          std::string_view upper) const override {
+    iterators.push_back({std::string(lower), std::string(upper)});
+    return std::make_unique<Iterator>(store_.NewIterator(device_id, lower, upper), this,
+                                      iterators.size() - 1);
+  }
+  storage::StoreStats Stats() const override { return store_.Stats(); }
+  Status Checkpoint(const std::string&) const override { return Status::InvalidArgument("read only"); }
+  Status CompactAll() override { return Status::InvalidArgument("read only"); }
+
+ private:
+  class Iterator : public storage::PartitionIterator {
+   public:
+    Iterator(std::unique_ptr<storage::PartitionIterator> inner, const ObservedStore* store,
+             std::size_t index)
+        : inner_(std::move(inner)), store_(store), index_(index) {}
+    void SeekToFirst() override { inner_->SeekToFirst(); Observe(); }
+    void SeekToLast() override { inner_->SeekToLast(); Observe(); }
+    void Seek(std::string_view k) override { inner_->Seek(k); Observe(); }
+    void SeekForPrev(std::string_view k) override { inner_->SeekForPrev(k); Observe(); }
+    bool Valid() const override { return inner_->Valid(); }
+    void Next() override { inner_->Next(); Observe(); }
+    void Prev() override { inner_->Prev(); Observe(); }
+    std::string_view sort_key() const override { return inner_->sort_key(); }
+    std::string_view encoded_attributes() const override { return inner_->encoded_attributes(); }
+    Status status() const override { return inner_->status(); }
+
+   private:
+    void Observe() {
+      if (!inner_->Valid()) return;
+      Observation& o = store_->iterators[index_];
+      ++o.positions;
+      const std::string_view key = inner_->sort_key();
+      if ((!o.lower.empty() && key < o.lower) || (!o.upper.empty() && key >= o.upper)) {
+        o.left_bounds = true;
+      }
+    }
+    std::unique_ptr<storage::PartitionIterator> inner_;
+    const ObservedStore* store_;
+    std::size_t index_;
+  };
+
+  const storage::Store& store_;
+};
+
+class QueryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/readingsd-query-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    storage::StoreOptions options;
+    options.path = dir_ + "/db";
+    ASSERT_TRUE(storage::Store::Open(options, &store_).ok());
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Put(std::string device, std::string_view timestamp, std::vector<storage::Attribute> attributes = {}) {
+    if (attributes.empty()) attributes.push_back({"temperature", 20.0});
+    Reading reading{std::move(device), SortKey(timestamp), std::move(attributes)};
+    ASSERT_TRUE(store_->Put(reading).ok());
+  }
+
+  // One page with the given condition; fails the test on an error.
+  QueryResult Run(std::string_view device, SortKeyOp op, std::string_view a = "",
+                  std::string_view b = "", QueryRequest request = {}) {
+    EXPECT_TRUE(MakeKeyCondition(device, op, a, b, &request.key).ok());
+    QueryResult result;
+    Status s = Query(*store_, request, &result);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return result;
+  }
+
+  // Pages through the whole condition, each page with a limit drawn by `next_limit`.
+  template <typename NextLimit>
+  std::vector<std::string> PageThrough(const KeyCondition& key, bool forward, NextLimit next_limit,
+                                       int* pages = nullptr, const FilterExpr* filter = nullptr,
+                                       std::size_t max_page_bytes = kMaxPageBytes) {
+    std::vector<std::string> keys;
+    QueryRequest request;
+    request.key = key;
+    request.scan_forward = forward;
+    request.filter = filter;
+    request.max_page_bytes = max_page_bytes;
+    for (int page = 1;; ++page) {
+      request.limit = next_limit();
+      QueryResult result;
+      Status s = Query(*store_, request, &result);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      for (const Reading& reading : result.items) keys.push_back(reading.sort_key);
+      if (pages) *pages = page;
+      if (!result.last_evaluated_sort_key || page > 10000) break;
+      request.exclusive_start = *result.last_evaluated_sort_key;
+    }
+    return keys;
+  }
+
+  std::string dir_;
+  std::unique_ptr<storage::Store> store_;
+};
+
+// Five keys, two of them one nanosecond apart, so an off-by-one bound shows.
+class BoundsTest : public QueryTest {
+ protected:
+  void SetUp() override {
+    QueryTest::SetUp();
+    for (std::string_view ts : kTimestamps) Put("a1", ts);
+  }
+  static constexpr std::string_view kTimestamps[] = {
+      "2026-06-23T08:00:00Z", "2026-06-23T08:00:00.000000001Z", "2026-06-23T08:00:01Z",
+      "2026-06-23T08:00:02Z", "2026-06-23T09:00:00Z"};
+};
+
+TEST_F(BoundsTest, EqualityIsExactlyOneKey) {
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kEq, kTimestamps[0])), SortKeys({kTimestamps[0]}));
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kEq, kTimestamps[1])), SortKeys({kTimestamps[1]}));
+  EXPECT_TRUE(Run("a1", SortKeyOp::kEq, "2026-06-23T08:00:00.5Z").items.empty());
+}
+
+TEST_F(BoundsTest, ComparisonsAtStoredKeysAreInclusiveOrExclusiveAsWritten) {
+  const std::string_view at = kTimestamps[1];
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kLt, at)), SortKeys({kTimestamps[0]}));
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kLe, at)), SortKeys({kTimestamps[0], kTimestamps[1]}));
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kGt, at)),
+            SortKeys({kTimestamps[2], kTimestamps[3], kTimestamps[4]}));
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kGe, at)),
+            SortKeys({kTimestamps[1], kTimestamps[2], kTimestamps[3], kTimestamps[4]}));
+  EXPECT_TRUE(Run("a1", SortKeyOp::kLt, kTimestamps[0]).items.empty());
+  EXPECT_TRUE(Run("a1", SortKeyOp::kGt, kTimestamps[4]).items.empty());
+}
+
+TEST_F(BoundsTest, BetweenIncludesBothStoredBounds) {
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kBetween, kTimestamps[1], kTimestamps[3])),
+            SortKeys({kTimestamps[1], kTimestamps[2], kTimestamps[3]}));
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kBetween, kTimestamps[2], kTimestamps[2])),
+            SortKeys({kTimestamps[2]}));
+}
+
+TEST_F(BoundsTest, BetweenWithLowerAboveUpperIsRejected) {
+  KeyCondition key;
+  Status s = MakeKeyCondition("a1", SortKeyOp::kBetween, kTimestamps[3], kTimestamps[1], &key);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("The BETWEEN operator requires upper bound to be greater than or "
+                             "equal to lower bound"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST_F(BoundsTest, NewestFirstWithinBounds) {
+  QueryRequest backward;
+  backward.scan_forward = false;
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kBetween, kTimestamps[1], kTimestamps[3], backward)),
+            SortKeys({kTimestamps[3], kTimestamps[2], kTimestamps[1]}));
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kLt, kTimestamps[2], "", backward)),
+            SortKeys({kTimestamps[1], kTimestamps[0]}));
+  std::vector<std::string> all = SortKeys(Run("a1", SortKeyOp::kAll));
+  std::ranges::reverse(all);
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kAll, "", "", backward)), all);
+}
+
+TEST_F(BoundsTest, ReadsOnlyTheRangeWithOneBoundedIterator) {
+  for (int i = 0; i < 50; ++i) Put("a1", "2026-06-24T00:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "Z");
+  ObservedStore observed(*store_);
+  QueryRequest request;
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kBetween, kTimestamps[1], kTimestamps[3], &request.key).ok());
+  for (bool forward : {true, false}) {
+    request.scan_forward = forward;
+    QueryResult result;
+    ASSERT_TRUE(Query(observed, request, &result).ok());
+    EXPECT_EQ(result.scanned_count, 3u);
+  }
+  ASSERT_EQ(observed.iterators.size(), 2u);
+  for (const ObservedStore::Observation& o : observed.iterators) {
+    EXPECT_EQ(o.lower, SortKey(kTimestamps[1]));
+    EXPECT_EQ(o.upper, SortKey(kTimestamps[3]) + '\0');
+    EXPECT_EQ(o.positions, 3);
+    EXPECT_FALSE(o.left_bounds);
+  }
+}
+
+TEST_F(QueryTest, BeginsWithDayIsExactlyThatUtcDay) {
+  Put("a1", "2026-06-22T23:59:59.999999999Z");
+  Put("a1", "2026-06-23T00:00:00Z");
+  Put("a1", "2026-06-24T01:00:00+02:00");  // 2026-06-23T23:00:00Z
+  Put("a1", "2026-06-23T23:59:59.999999999Z");
+  Put("a1", "2026-06-23T01:00:00+02:00");  // 2026-06-22T23:00:00Z
+  Put("a1", "2026-06-24T00:00:00Z");
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kBeginsWith, "2026-06-23")),
+            SortKeys({"2026-06-23T00:00:00Z", "2026-06-23T23:00:00Z", "2026-06-23T23:59:59.999999999Z"}));
+  EXPECT_EQ(SortKeys(Run("a1", SortKeyOp::kBeginsWith, "2026-06-23T23")),
+            SortKeys({"2026-06-23T23:00:00Z", "2026-06-23T23:59:59.999999999Z"}));
+  EXPECT_TRUE(Run("a1", SortKeyOp::kBeginsWith, "2026-06-25").items.empty());
+  EXPECT_EQ(Run("a1", SortKeyOp::kBeginsWith, "").items.size(), 6u);
+}
+
+TEST_F(QueryTest, OffsetBoundsNormaliseLikeKeys) {
+  Put("a1", "2026-06-23T08:00:00Z");
+  EXPECT_EQ(Run("a1", SortKeyOp::kEq, "2026-06-23T10:00:00+02:00").items.size(), 1u);
+  EXPECT_EQ(Run("a1", SortKeyOp::kEq, "2026-06-23T03:00:00.000-05:00").items.size(), 1u);
+  EXPECT_TRUE(Run("a1", SortKeyOp::kGt, "2026-06-23T10:00:00+02:00").items.empty());
+  EXPECT_EQ(Run("a1", SortKeyOp::kGe, "2026-06-23T10:00:00+02:00").items.size(), 1u);
+  // Bytewise the raw bounds are reversed ("10" > "09"); normalised they are 08:00Z..09:00Z.
+  EXPECT_EQ(Run("a1", SortKeyOp::kBetween, "2026-06-23T10:00:00+02:00", "2026-06-23T09:00:00Z")
+                .items.size(),
+            1u);
+}
+
+TEST_F(QueryTest, EmptyAndUnknownPartitions) {
+  Put("a1", "2026-06-23T08:00:00Z");
+  for (SortKeyOp op : {SortKeyOp::kAll, SortKeyOp::kGe, SortKeyOp::kLt}) {
+    const std::string_view a = op == SortKeyOp::kAll ? "" : "2026-06-23T08:00:00Z";
+    for (bool forward : {true, false}) {
+      QueryRequest request;
+      request.scan_forward = forward;
+      request.limit = 1;
+      QueryResult result = Run("nobody", op, a, "", request);
+      EXPECT_TRUE(result.items.empty());
+      EXPECT_EQ(result.scanned_count, 0u);
+      EXPECT_FALSE(result.last_evaluated_sort_key);
+    }
+  }
+}
+
+TEST_F(QueryTest, NeighbouringPartitionsNeverLeak) {
+  const std::vector<std::string> devices = {"a", "a1", "a10", "a1-x", "a1.x", "a1_", "a2", "b"};
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    for (std::size_t j = 0; j <= i; ++j) {
+      Put(devices[i], "2026-06-23T08:00:0" + std::to_string(j) + "Z", {{"owner", devices[i]}});
+    }
+  }
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    for (bool forward : {true, false}) {
+      QueryRequest request;
+      request.scan_forward = forward;
+      for (QueryResult result : {Run(devices[i], SortKeyOp::kAll, "", "", request),
+                                 Run(devices[i], SortKeyOp::kGe, "0000-01-01T00:00:00Z", "", request),
+                                 Run(devices[i], SortKeyOp::kLe, "9999-12-31T23:59:59.999999999Z", "", request),
+                                 Run(devices[i], SortKeyOp::kBeginsWith, "2026", "", request)}) {
+        ASSERT_EQ(result.items.size(), i + 1) << devices[i];
+        for (const Reading& reading : result.items) {
+          EXPECT_EQ(reading.device_id, devices[i]);
+          ASSERT_EQ(reading.attributes.size(), 1u);
+          EXPECT_EQ(std::get<std::string>(reading.attributes[0].value), devices[i]);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(QueryTest, LimitCountsItemsReadAndNextKeyOnlyWhenMoreRemain) {
+  for (int s = 0; s < 5; ++s) Put("a1", "2026-06-23T08:00:0" + std::to_string(s) + "Z");
+  QueryRequest request;
+  request.limit = 2;
+  QueryResult page = Run("a1", SortKeyOp::kAll, "", "", request);
+  EXPECT_EQ(SortKeys(page), SortKeys({"2026-06-23T08:00:00Z", "2026-06-23T08:00:01Z"}));
+  EXPECT_EQ(page.count, 2u);
+  EXPECT_EQ(page.scanned_count, 2u);
+  EXPECT_EQ(page.last_evaluated_sort_key, SortKey("2026-06-23T08:00:01Z"));
+
+  request.limit = 5;  // exactly everything: nothing remains, so no next key
+  EXPECT_FALSE(Run("a1", SortKeyOp::kAll, "", "", request).last_evaluated_sort_key);
+  request.limit = 2;
+  request.scan_forward = false;
+  page = Run("a1", SortKeyOp::kGe, "2026-06-23T08:00:03Z", "", request);
+  EXPECT_EQ(SortKeys(page), SortKeys({"2026-06-23T08:00:04Z", "2026-06-23T08:00:03Z"}));
+  EXPECT_FALSE(page.last_evaluated_sort_key) << "the range holds exactly two";
+}
+
+TEST_F(QueryTest, RandomPagingReturnsEveryItemExactlyOnceInBothOrders) {
+  std::mt19937 random(20260623);
+  std::set<std::string> stored;
+  for (int i = 0; i < 300; ++i) {
+    const int second = std::uniform_int_distribution<>(0, 86399)(random);
+    const int nanos = std::uniform_int_distribution<>(0, 2)(random);
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "2026-06-23T%02d:%02d:%02d.%09dZ", second / 3600, second / 60 % 60,
+                  second % 60, nanos);
+    Put("dev", ts);
+    stored.insert(SortKey(ts));
+    Put(i % 2 ? "de" : "dev0", ts);  // neighbours that must never show up
+  }
+  const std::vector<std::string> keys(stored.begin(), stored.end());
+  auto pick = [&] { return keys[std::uniform_int_distribution<std::size_t>(0, keys.size() - 1)(random)]; };
+
+  for (int round = 0; round < 40; ++round) {
+    std::string a = pick(), b = pick();
+    if (a > b) std::swap(a, b);
+    const SortKeyOp op = static_cast<SortKeyOp>(round % 8);
+    std::string prefix = "2026-06-23T" + a.substr(11, 2);
+    KeyCondition key;
+    const std::string first = op == SortKeyOp::kAll ? "" : op == SortKeyOp::kBeginsWith ? prefix : a;
+    Status made = MakeKeyCondition("dev", op, first, op == SortKeyOp::kBetween ? b : "", &key);
+    ASSERT_TRUE(made.ok()) << made.ToString();
+
+    std::vector<std::string> expected;
+    for (const std::string& k : keys) {
+      const bool in = op == SortKeyOp::kAll || (op == SortKeyOp::kEq && k == a) ||
+                      (op == SortKeyOp::kLt && k < a) || (op == SortKeyOp::kLe && k <= a) ||
+                      (op == SortKeyOp::kGt && k > a) || (op == SortKeyOp::kGe && k >= a) ||
+                      (op == SortKeyOp::kBetween && k >= a && k <= b) ||
+                      (op == SortKeyOp::kBeginsWith && k.starts_with(prefix));
+      if (in) expected.push_back(k);
+    }
+    for (bool forward : {true, false}) {
+      std::vector<std::string> want = expected;
+      if (!forward) std::ranges::reverse(want);
+      auto random_limit = [&] { return std::uniform_int_distribution<std::size_t>(1, 7)(random); };
+      EXPECT_EQ(PageThrough(key, forward, random_limit), want) << "op " << round % 8 << " " << a << " " << b;
+    }
+  }
+}
+
+TEST_F(QueryTest, FilterCountsReturnedItemsAndScannedItems) {
+  for (int i = 0; i < 10; ++i) {
+    Put("a1", "2026-06-23T08:00:0" + std::to_string(i) + "Z", {{"temperature", double(i)}});
+  }
+  std::unique_ptr<FilterExpr> filter;
+  ASSERT_TRUE(ParseNativeFilter("temperature >= 7", &filter).ok());
+  QueryRequest request;
+  request.filter = filter.get();
+  QueryResult result = Run("a1", SortKeyOp::kAll, "", "", request);
+  EXPECT_EQ(result.count, 3u);
+  EXPECT_EQ(result.items.size(), 3u);
+  EXPECT_EQ(result.scanned_count, 10u);
+}
+
+TEST_F(QueryTest, PageEmptiedByTheFilterStillHasANextKey) {
+  for (int i = 0; i < 10; ++i) {
+    Put("a1", "2026-06-23T08:00:0" + std::to_string(i) + "Z", {{"temperature", double(i)}});
+  }
+  std::unique_ptr<FilterExpr> filter;
+  ASSERT_TRUE(ParseNativeFilter("temperature > 7", &filter).ok());
+  QueryRequest request;
+  request.filter = filter.get();
+  request.limit = 3;
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "", "", &request.key).ok());
+  QueryResult first;
+  ASSERT_TRUE(Query(*store_, request, &first).ok());
+  EXPECT_EQ(first.count, 0u);
+  EXPECT_EQ(first.scanned_count, 3u);
+  ASSERT_TRUE(first.last_evaluated_sort_key) << "an empty page is not the end";
+
+  int pages = 0;
+  EXPECT_EQ(PageThrough(request.key, true, [] { return 3; }, &pages, filter.get()),
+            SortKeys({"2026-06-23T08:00:08Z", "2026-06-23T08:00:09Z"}));
+  EXPECT_EQ(pages, 4);  // scanned 3 + 3 + 3 + 1
+}
+
+TEST_F(QueryTest, MaxPageBytesSplitsPages) {
+  for (int i = 0; i < 10; ++i) {
+    Put("a1", "2026-06-23T08:00:0" + std::to_string(i) + "Z", {{"blob", std::string(1000, 'x')}});
+  }
+  KeyCondition key;
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "", "", &key).ok());
+  std::vector<std::string> all = SortKeys(Run("a1", SortKeyOp::kAll));
+  ASSERT_EQ(all.size(), 10u);
+  for (bool forward : {true, false}) {
+    std::vector<std::string> want = all;
+    if (!forward) std::ranges::reverse(want);
+    int pages = 0;
+    // Three items (~3 KB) cross 2500 bytes: pages of 3, 3, 3, 1.
+    EXPECT_EQ(PageThrough(key, forward, [] { return 0; }, &pages, nullptr, 2500), want);
+    EXPECT_EQ(pages, 4);
+    // A cap below one item still returns one item per page.
+    EXPECT_EQ(PageThrough(key, forward, [] { return 0; }, &pages, nullptr, 1), want);
+    EXPECT_EQ(pages, 10);
+  }
+}
+
+TEST_F(QueryTest, ExclusiveStartMustBeANormalisedSortKey) {
+  Put("a1", "2026-06-23T08:00:00Z");
+  QueryRequest request;
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "", "", &request.key).ok());
+  for (const std::string& bad : std::vector<std::string>{
+           "2026-06-23T08:00:00Z", "garbage", "2026-02-30T00:00:00.000000000Z",
+           "2026-06-23T08:00:00.000000000z", "2026-06-23T08:00:00.000000000Z\x01",
+           std::string("2026-06-23T08:00:00.00000000\0Z", 30)}) {
+    request.exclusive_start = bad;
+    QueryResult result;
+    EXPECT_TRUE(Query(*store_, request, &result).IsInvalidArgument()) << bad;
+  }
+  // A well-formed key need not be stored.
+  request.exclusive_start = SortKey("2026-06-23T07:00:00Z");
+  QueryResult result;
+  ASSERT_TRUE(Query(*store_, request, &result).ok());
+  EXPECT_EQ(result.items.size(), 1u);
+}
+
+TEST_F(QueryTest, ExclusiveStartOutsideTheRangeStaysInTheRange) {
+  for (int s = 0; s < 5; ++s) Put("a1", "2026-06-23T08:00:0" + std::to_string(s) + "Z");
+  QueryRequest request;
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kBetween, "2026-06-23T08:00:01Z",
+                               "2026-06-23T08:00:03Z", &request.key).ok());
+  for (bool forward : {true, false}) {
+    request.scan_forward = forward;
+    QueryResult result;
+    request.exclusive_start = SortKey(forward ? "2026-06-23T08:00:00Z" : "2026-06-23T08:00:04Z");
+    ASSERT_TRUE(Query(*store_, request, &result).ok());
+    EXPECT_EQ(result.items.size(), 3u);
+    request.exclusive_start = SortKey(forward ? "2026-06-23T08:00:04Z" : "2026-06-23T08:00:00Z");
+    ASSERT_TRUE(Query(*store_, request, &result).ok());
+    EXPECT_TRUE(result.items.empty());
+    EXPECT_FALSE(result.last_evaluated_sort_key);
+  }
+}
+
+TEST(MakeKeyConditionTest, ValidatesEverything) {
+  KeyCondition key;
+  EXPECT_TRUE(MakeKeyCondition("", SortKeyOp::kAll, "", "", &key).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition("a#1", SortKeyOp::kAll, "", "", &key).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition(std::string("a\0b", 3), SortKeyOp::kAll, "", "", &key).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition("a1", SortKeyOp::kEq, "yesterday", "", &key).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition("a1", SortKeyOp::kGe, "2026-06-23", "", &key).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition("a1", SortKeyOp::kBeginsWith, "2026/06", "", &key).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition("a1", SortKeyOp::kBetween, "2026-06-23T00:00:00Z", "nope", &key).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "2026-06-23T00:00:00Z", "", &key).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition("a1", SortKeyOp::kGe, "2026-06-23T00:00:00Z", "2026-06-24T00:00:00Z", &key)
+                  .IsInvalidArgument());
+
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kBetween, "2026-06-23T10:00:00+02:00",
+                               "2026-06-23T09:00:00.5Z", &key).ok());
+  EXPECT_EQ(key.device_id, "a1");
+  EXPECT_EQ(key.a, "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(key.b, "2026-06-23T09:00:00.500000000Z");
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kBeginsWith, "2026-06-23T08", "", &key).ok());
+  EXPECT_EQ(key.a, "2026-06-23T08");
+}
+
+}  // namespace
+}  // namespace readingsd::query
