@@ -1,0 +1,77 @@
+// HttpServer: the read side of readingsd over HTTP/1.1 — the native JSON API (query/native_api.h)
+// and a DynamoDB-compatible endpoint (query/dynamodb_api.h) on one listening socket.
+//
+// One io_context run by a small fixed pool of threads; one session per connection with its own
+// strand, so no connection state is shared between threads. Queries run on the I/O threads: a page
+// is bounded by max_limit and max_page_bytes, so no request holds a thread for long.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/status.h"
+#include "storage/store.h"
+
+namespace readingsd::query {
+
+struct HttpServerOptions {
+  std::string address = "127.0.0.1";
+  uint16_t port = 8080;  // 0 = an ephemeral port, see HttpServer::port()
+  int threads = 2;
+  std::size_t max_body_bytes = 1 << 20;  // larger bodies get 413
+  std::size_t max_header_bytes = 8192;   // larger request headers get 431
+  std::size_t max_limit = 10000;         // largest page (native limit / n, DynamoDB Limit)
+  std::size_t max_page_bytes = 1 << 20;  // a page also ends after this many bytes read
+  int max_connections = 256;             // connections beyond it are closed at once
+  // A request must arrive whole within this time, and an idle keep-alive connection is closed
+  // after it: a slow or silent client cannot hold a connection.
+  std::chrono::milliseconds request_timeout{10000};
+  // Non-empty: every endpoint but /healthz needs `Authorization: Bearer <token>` or, for AWS
+  // clients that cannot send one, a SigV4 Authorization header whose access key id is a token.
+  std::vector<std::string> bearer_tokens;
+  std::string table_name = "readings";  // the one table of the DynamoDB endpoint
+};
+
+// Called from the I/O threads, possibly concurrently: each must be thread-safe. Any may be empty.
+struct HttpHooks {
+  std::function<std::string()> metrics;               // GET /metrics body (Prometheus text)
+  std::function<bool(std::string* detail)> ready;     // GET /readyz: 200 when true, else 503
+  // Once per response, with one of a fixed set of endpoint names (readings, latest, item,
+  // healthz, readyz, metrics, dynamodb.<Op>, dynamodb.other, unauthorized, other) and the
+  // time taken to build it.
+  std::function<void(std::string_view endpoint, double seconds)> on_request;
+  // Once per query or get: the partition, the items read and the bytes of items returned.
+  std::function<void(std::string_view device_id, std::size_t items, std::size_t bytes)> on_partition_read;
+};
+
+class HttpServer {
+ public:
+  // Listens and starts the threads. `store` is not owned and must outlive the server.
+  // InvalidArgument for unusable options, IOError when the address cannot be bound.
+  static Status Start(const HttpServerOptions& options, const storage::Store* store, HttpHooks hooks,
+                      std::unique_ptr<HttpServer>* server);
+
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound port (the ephemeral one when options.port was 0).
+  uint16_t port() const;
+
+  // Stops accepting, closes every connection and joins the threads. Idempotent; not to be
+  // called from a hook (it would join its own thread).
+  void Stop();
+
+ private:
+  class Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace readingsd::query

@@ -1,0 +1,503 @@
+#include "query/native_api.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "query/filter.h"
+#include "query/query.h"
+#include "storage/key.h"
+
+namespace readingsd::query {
+namespace {
+
+using Params = std::map<std::string, std::string, std::less<>>;
+
+constexpr std::size_t kDefaultLimit = 100;
+constexpr std::size_t kDefaultLatest = 10;
+
+enum class Route { kReadings, kLatest, kItem, kHealthz, kReadyz, kMetrics };
+
+struct EndpointSpec {
+  std::string_view name;  // the on_request label
+  std::vector<std::string_view> params;
+};
+
+const EndpointSpec& SpecOf(Route route) {
+  static const EndpointSpec kReadings{
+      "readings", {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter"}};
+  static const EndpointSpec kLatest{"latest", {"n"}};
+  static const EndpointSpec kItem{"item", {}};
+  static const EndpointSpec kHealthz{"healthz", {}};
+  static const EndpointSpec kReadyz{"readyz", {}};
+  static const EndpointSpec kMetrics{"metrics", {}};
+  switch (route) {
+    case Route::kReadings: return kReadings;
+    case Route::kLatest: return kLatest;
+    case Route::kItem: return kItem;
+    case Route::kHealthz: return kHealthz;
+    case Route::kReadyz: return kReadyz;
+    case Route::kMetrics: return kMetrics;
+  }
+  return kHealthz;
+}
+
+struct Match {
+  Route route = Route::kHealthz;
+  std::string device_id;  // device routes
+  std::string timestamp;  // kItem
+};
+
+// User input echoed in a message, cut short so an error never grows with the request.
+std::string Quoted(std::string_view s) {
+  constexpr std::size_t kMax = 64;
+  return "\"" + std::string(s.substr(0, kMax)) + (s.size() > kMax ? "...\"" : "\"");
+}
+
+Status Named(std::string_view param, const Status& s) {
+  return Status::InvalidArgument(std::string(param) + ": " + s.message());
+}
+
+HttpResponse JsonResponse(http::status status, const Json& body) {
+  HttpResponse res{status, 11};
+  res.set(http::field::content_type, "application/json");
+  res.body() = DumpJson(body);
+  return res;
+}
+
+HttpResponse TextResponse(std::string_view content_type, std::string body) {
+  HttpResponse res{http::status::ok, 11};
+  res.set(http::field::content_type, std::string(content_type));
+  res.body() = std::move(body);
+  return res;
+}
+
+// InvalidArgument is the client's mistake, NotFound an absent item; anything else is the
+// store failing, the only cause of a 500.
+HttpResponse ErrorFromStatus(const Status& s) {
+  if (s.IsInvalidArgument()) return NativeError(http::status::bad_request, "InvalidParameter", s.message());
+  if (s.IsNotFound()) return NativeError(http::status::not_found, "NotFound", s.message());
+  return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// RFC 3986 percent-decoding. '+' stays a plus: timestamps carry offsets such as +02:00.
+bool PercentDecode(std::string_view in, std::string* out) {
+  out->clear();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out->push_back(in[i]);
+      continue;
+    }
+    if (i + 2 >= in.size()) return false;
+    const int hi = HexDigit(in[i + 1]), lo = HexDigit(in[i + 2]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi << 4 | lo));
+    i += 2;
+  }
+  return true;
+}
+
+// NotFound when no route has this path; segments are decoded one by one, so an encoded '/'
+// stays inside its segment (and then fails device id validation).
+Status MatchPath(std::string_view path, Match* match) {
+  if (!path.starts_with('/')) return Status::NotFound("no such endpoint");
+  std::vector<std::string> segments;
+  for (std::string_view rest = path.substr(1);;) {
+    const auto slash = rest.find('/');
+    std::string segment;
+    if (!PercentDecode(rest.substr(0, slash), &segment)) {
+      return Status::InvalidArgument("path: malformed percent-encoding");
+    }
+    if (segment.empty()) return Status::NotFound("no such endpoint");
+    segments.push_back(std::move(segment));
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  if (segments.size() == 1) {
+    if (segments[0] == "healthz") match->route = Route::kHealthz;
+    else if (segments[0] == "readyz") match->route = Route::kReadyz;
+    else if (segments[0] == "metrics") match->route = Route::kMetrics;
+    else return Status::NotFound("no such endpoint");
+    return Status::OK();
+  }
+  if (segments.size() < 4 || segments.size() > 5 || segments[0] != "v1" || segments[1] != "devices") {
+    return Status::NotFound("no such endpoint");
+  }
+  match->device_id = std::move(segments[2]);
+  if (segments.size() == 5 && segments[3] == "readings") {
+    match->route = Route::kItem;
+    match->timestamp = std::move(segments[4]);
+  } else if (segments.size() == 4 && segments[3] == "readings") {
+    match->route = Route::kReadings;
+  } else if (segments.size() == 4 && segments[3] == "latest") {
+    match->route = Route::kLatest;
+  } else {
+    return Status::NotFound("no such endpoint");
+  }
+  return Status::OK();
+}
+
+Status ParseQueryString(std::string_view query, const EndpointSpec& spec, Params* params) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view piece = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (piece.empty()) continue;
+    const auto eq = piece.find('=');
+    std::string name, value;
+    if (!PercentDecode(piece.substr(0, eq), &name) ||
+        !PercentDecode(eq == std::string_view::npos ? std::string_view() : piece.substr(eq + 1), &value)) {
+      return Status::InvalidArgument("malformed percent-encoding in query parameter " + Quoted(piece));
+    }
+    if (std::find(spec.params.begin(), spec.params.end(), name) == spec.params.end()) {
+      std::string accepted;
+      for (std::string_view p : spec.params) accepted += (accepted.empty() ? "" : ", ") + std::string(p);
+      return Status::InvalidArgument("unknown query parameter " + Quoted(name) +
+                                     (accepted.empty() ? " (this endpoint takes none)" : " (accepted: " + accepted + ")"));
+    }
+    if (params->contains(name)) return Status::InvalidArgument(name + ": given more than once");
+    params->emplace(std::move(name), std::move(value));
+  }
+  return Status::OK();
+}
+
+const std::string* Find(const Params& params, std::string_view name) {
+  auto it = params.find(name);
+  return it == params.end() ? nullptr : &it->second;
+}
+
+// `name` as an integer in [1, max]; min(fallback, max) when absent.
+Status CountParam(const Params& params, std::string_view name, std::size_t fallback, std::size_t max,
+                  std::size_t* out) {
+  const std::string* text = Find(params, name);
+  if (!text) {
+    *out = std::min(fallback, max);
+    return Status::OK();
+  }
+  std::size_t value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || value < 1 || value > max) {
+    return Status::InvalidArgument(std::string(name) + ": expected an integer from 1 to " + std::to_string(max) +
+                                   ", got " + Quoted(*text));
+  }
+  *out = value;
+  return Status::OK();
+}
+
+constexpr std::string_view kBase64UrlAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string Base64UrlEncode(std::string_view bytes) {
+  std::string out;
+  uint32_t bits = 0;
+  int held = 0;
+  for (unsigned char c : bytes) {
+    bits = bits << 8 | c;
+    held += 8;
+    while (held >= 6) {
+      held -= 6;
+      out.push_back(kBase64UrlAlphabet[(bits >> held) & 0x3f]);
+    }
+  }
+  if (held > 0) out.push_back(kBase64UrlAlphabet[(bits << (6 - held)) & 0x3f]);
+  return out;
+}
+
+// Unpadded base64url; false for any other byte or a non-canonical tail.
+bool Base64UrlDecode(std::string_view text, std::string* bytes) {
+  bytes->clear();
+  uint32_t bits = 0;
+  int held = 0;
+  for (char c : text) {
+    const auto pos = kBase64UrlAlphabet.find(c);
+    if (pos == std::string_view::npos) return false;
+    bits = bits << 6 | static_cast<uint32_t>(pos);
+    held += 6;
+    if (held >= 8) {
+      held -= 8;
+      bytes->push_back(static_cast<char>((bits >> held) & 0xff));
+    }
+  }
+  return held < 6 && (bits & ((1u << held) - 1)) == 0;
+}
+
+// A cursor is the last evaluated sort key followed by the device id: opaque to clients, yet it
+// cannot resume another device's partition.
+std::string EncodeCursor(std::string_view device_id, std::string_view sort_key) {
+  return Base64UrlEncode(std::string(sort_key) + std::string(device_id));
+}
+
+Status DecodeCursor(std::string_view device_id, std::string_view cursor, std::string* sort_key) {
+  std::string raw, normalised;
+  const Status bad = Status::InvalidArgument("cursor: not a cursor returned by this API");
+  if (!Base64UrlDecode(cursor, &raw) || raw.size() <= storage::kSortKeyLength) return bad;
+  const std::string_view key = std::string_view(raw).substr(0, storage::kSortKeyLength);
+  if (!storage::NormalizeTimestamp(key, &normalised).ok() || normalised != key) return bad;
+  if (std::string_view(raw).substr(storage::kSortKeyLength) != device_id) {
+    return Status::InvalidArgument("cursor: belongs to another device's readings");
+  }
+  *sort_key = normalised;
+  return Status::OK();
+}
+
+// The sort key one nanosecond after (step +1) or before (step -1) a normalised `key`; false
+// when that falls outside years 0000-9999.
+bool AdjacentSortKey(std::string_view key, int step, std::string* out) {
+  auto field = [key](std::size_t pos, std::size_t len) {
+    long long v = 0;
+    std::from_chars(key.data() + pos, key.data() + pos + len, v);
+    return v;
+  };
+  using namespace std::chrono;
+  const sys_days day{year(static_cast<int>(field(0, 4))) / month(static_cast<unsigned>(field(5, 2))) /
+                     static_cast<unsigned>(field(8, 2))};
+  long long secs = day.time_since_epoch().count() * 86400 + field(11, 2) * 3600 + field(14, 2) * 60 + field(17, 2);
+  long long nanos = field(20, 9) + step;
+  if (nanos < 0) {
+    nanos += 1'000'000'000;
+    --secs;
+  } else if (nanos == 1'000'000'000) {
+    nanos = 0;
+    ++secs;
+  }
+  const long long days_since_epoch = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+  const long long in_day = secs - days_since_epoch * 86400;
+  const year_month_day ymd{sys_days{days{days_since_epoch}}};
+  const int y = static_cast<int>(ymd.year());
+  if (y < 0 || y > 9999) return false;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%09lldZ", y, static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), in_day / 3600, in_day / 60 % 60, in_day % 60, nanos);
+  *out = buf;
+  return true;
+}
+
+struct Bound {
+  std::string param;
+  std::string sort_key;  // normalised
+  bool exclusive = false;
+};
+
+// At most one of an inclusive and an exclusive parameter for one side of the range.
+Status OneBound(const Params& params, std::string_view inclusive, std::string_view exclusive,
+                std::optional<Bound>* bound) {
+  const std::string* inc = Find(params, inclusive);
+  const std::string* exc = Find(params, exclusive);
+  if (inc && exc) {
+    return Status::InvalidArgument(std::string(inclusive) + ", " + std::string(exclusive) +
+                                   ": give at most one of them");
+  }
+  if (!inc && !exc) return Status::OK();
+  Bound b{std::string(inc ? inclusive : exclusive), "", exc != nullptr};
+  if (Status s = storage::NormalizeTimestamp(inc ? *inc : *exc, &b.sort_key); !s.ok()) return Named(b.param, s);
+  *bound = std::move(b);
+  return Status::OK();
+}
+
+// The readings endpoint's range as the engine's single-operator KeyCondition. `*empty` is set
+// for a range that holds no possible sort key (after=X&before=X+1ns), which needs no read.
+Status NativeKeyCondition(const std::string& device_id, const Params& params, KeyCondition* key, bool* empty) {
+  *empty = false;
+  std::optional<Bound> lower, upper;
+  if (Status s = OneBound(params, "from", "after", &lower); !s.ok()) return s;
+  if (Status s = OneBound(params, "to", "before", &upper); !s.ok()) return s;
+  if (const std::string* prefix = Find(params, "begins_with")) {
+    if (lower || upper) {
+      return Status::InvalidArgument("begins_with: cannot be combined with from, to, after or before");
+    }
+    Status s = MakeKeyCondition(device_id, SortKeyOp::kBeginsWith, *prefix, "", key);
+    return s.ok() ? s : Named("begins_with", s);
+  }
+  if (lower && upper && lower->sort_key > upper->sort_key) {
+    return Status::InvalidArgument(lower->param + ": " + lower->sort_key + " is later than " + upper->param + ": " +
+                                   upper->sort_key);
+  }
+  // The engine has one operator per condition, so "> a AND < b" has no direct form. Every sort
+  // key is a whole nanosecond, so an exclusive bound is exactly the inclusive bound one
+  // nanosecond inside it; then any combination is >=, <= or BETWEEN.
+  for (auto [bound, step] : {std::pair{&lower, 1}, std::pair{&upper, -1}}) {
+    if (*bound && (*bound)->exclusive && !AdjacentSortKey((*bound)->sort_key, step, &(*bound)->sort_key)) {
+      *empty = true;  // after the last possible key, or before the first
+    }
+  }
+  if (!*empty && lower && upper && lower->sort_key > upper->sort_key) *empty = true;
+  if (*empty) {
+    key->device_id = device_id;
+    return Status::OK();
+  }
+  if (lower && upper) return MakeKeyCondition(device_id, SortKeyOp::kBetween, lower->sort_key, upper->sort_key, key);
+  if (lower) return MakeKeyCondition(device_id, SortKeyOp::kGe, lower->sort_key, "", key);
+  if (upper) return MakeKeyCondition(device_id, SortKeyOp::kLe, upper->sort_key, "", key);
+  return MakeKeyCondition(device_id, SortKeyOp::kAll, "", "", key);
+}
+
+Status ParseReadingsQuery(const ApiContext& context, const std::string& device_id, const Params& params,
+                          QueryRequest* request, std::unique_ptr<FilterExpr>* filter, bool* empty) {
+  if (Status s = NativeKeyCondition(device_id, params, &request->key, empty); !s.ok()) return s;
+  if (Status s = CountParam(params, "limit", kDefaultLimit, context.options.max_limit, &request->limit); !s.ok()) {
+    return s;
+  }
+  if (const std::string* order = Find(params, "order")) {
+    if (*order != "asc" && *order != "desc") {
+      return Status::InvalidArgument("order: expected asc or desc, got " + Quoted(*order));
+    }
+    request->scan_forward = *order == "asc";
+  }
+  if (const std::string* cursor = Find(params, "cursor")) {
+    if (Status s = DecodeCursor(device_id, *cursor, &request->exclusive_start); !s.ok()) return s;
+  }
+  if (const std::string* text = Find(params, "filter")) {
+    if (Status s = ParseNativeFilter(*text, filter); !s.ok()) return Named("filter", s);
+    request->filter = filter->get();
+  }
+  request->max_page_bytes = context.options.max_page_bytes;
+  return Status::OK();
+}
+
+Json ReadingJson(const storage::Reading& reading) {
+  Json item = Json::object();
+  item[storage::kDeviceIdAttribute] = reading.device_id;
+  item[storage::kReadingTsAttribute] = reading.sort_key;
+  for (const storage::Attribute& a : reading.attributes) {
+    std::visit([&](const auto& v) { item[a.name] = v; }, a.value);
+  }
+  return item;
+}
+
+// The one rendering of a page, for /readings and /latest alike: a /latest cursor continues
+// with /readings?order=desc&cursor=….
+Json PageJson(std::string_view device_id, const QueryResult& result) {
+  Json body = Json::object();
+  body["deviceId"] = device_id;
+  body["items"] = Json::array();
+  for (const storage::Reading& r : result.items) body["items"].push_back(ReadingJson(r));
+  body["count"] = result.count;
+  body["scannedCount"] = result.scanned_count;
+  if (result.last_evaluated_sort_key) body["nextCursor"] = EncodeCursor(device_id, *result.last_evaluated_sort_key);
+  return body;
+}
+
+HttpResponse RunQuery(const ApiContext& context, const QueryRequest& request, bool empty_range) {
+  QueryResult result;
+  if (!empty_range) {
+    if (Status s = Query(context.store, request, &result); !s.ok()) return ErrorFromStatus(s);
+  }
+  ReportPartitionRead(context, request.key.device_id, result.scanned_count, result.items);
+  return JsonResponse(http::status::ok, PageJson(request.key.device_id, result));
+}
+
+HttpResponse Readings(const ApiContext& context, const Match& match, const Params& params) {
+  QueryRequest request;
+  std::unique_ptr<FilterExpr> filter;
+  bool empty = false;
+  if (Status s = ParseReadingsQuery(context, match.device_id, params, &request, &filter, &empty); !s.ok()) {
+    return ErrorFromStatus(s);
+  }
+  return RunQuery(context, request, empty);
+}
+
+HttpResponse Latest(const ApiContext& context, const Match& match, const Params& params) {
+  QueryRequest request;
+  if (Status s = CountParam(params, "n", kDefaultLatest, context.options.max_limit, &request.limit); !s.ok()) {
+    return ErrorFromStatus(s);
+  }
+  if (Status s = MakeKeyCondition(match.device_id, SortKeyOp::kAll, "", "", &request.key); !s.ok()) {
+    return ErrorFromStatus(Named("deviceId", s));
+  }
+  request.scan_forward = false;
+  request.max_page_bytes = context.options.max_page_bytes;
+  return RunQuery(context, request, false);
+}
+
+HttpResponse Item(const ApiContext& context, const Match& match) {
+  std::string sort_key;
+  if (Status s = storage::NormalizeTimestamp(match.timestamp, &sort_key); !s.ok()) {
+    return ErrorFromStatus(Named("timestamp", s));
+  }
+  storage::Reading reading;
+  Status s = context.store.Get(match.device_id, sort_key, &reading);
+  if (s.IsNotFound()) {
+    ReportPartitionRead(context, match.device_id, 0, {});
+    return NativeError(http::status::not_found, "NotFound",
+                       "no reading of device " + match.device_id + " at " + sort_key);
+  }
+  if (!s.ok()) return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
+  ReportPartitionRead(context, match.device_id, 1, std::span<const storage::Reading>(&reading, 1));
+  return JsonResponse(http::status::ok, ReadingJson(reading));
+}
+
+HttpResponse Ready(const ApiContext& context) {
+  std::string detail;
+  const bool ready = !context.hooks.ready || context.hooks.ready(&detail);
+  Json body = Json::object();
+  body["ready"] = ready;
+  body["detail"] = detail;
+  return JsonResponse(ready ? http::status::ok : http::status::service_unavailable, body);
+}
+
+HttpResponse Metrics(const ApiContext& context) {
+  if (!context.hooks.metrics) {
+    return NativeError(http::status::not_found, "NotFound", "no metrics exporter is configured");
+  }
+  return TextResponse("text/plain; version=0.0.4", context.hooks.metrics());
+}
+
+}  // namespace
+
+HttpResponse NativeError(http::status status, std::string_view code, std::string_view message) {
+  Json body = Json::object();
+  body["error"]["code"] = code;
+  body["error"]["message"] = message;
+  return JsonResponse(status, body);
+}
+
+HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& request, std::string_view* endpoint) {
+  *endpoint = "other";
+  const std::string_view target = ToStd(request.target());
+  const auto question = target.find('?');
+  const std::string_view path = target.substr(0, question);
+  const std::string_view query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+
+  Match match;
+  if (Status s = MatchPath(path, &match); !s.ok()) {
+    return s.IsNotFound() ? NativeError(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path))
+                          : ErrorFromStatus(s);
+  }
+  if (request.method() != http::verb::get) {
+    HttpResponse res = NativeError(http::status::method_not_allowed, "MethodNotAllowed",
+                                   "method " + std::string(ToStd(request.method_string())) + " is not allowed here; use GET");
+    res.set(http::field::allow, "GET");
+    return res;
+  }
+  const EndpointSpec& spec = SpecOf(match.route);
+  *endpoint = spec.name;
+  Params params;
+  if (Status s = ParseQueryString(query, spec, &params); !s.ok()) return ErrorFromStatus(s);
+  if (!match.device_id.empty()) {
+    if (Status s = storage::ValidateDeviceId(match.device_id); !s.ok()) return ErrorFromStatus(Named("deviceId", s));
+  }
+  switch (match.route) {
+    case Route::kReadings: return Readings(context, match, params);
+    case Route::kLatest: return Latest(context, match, params);
+    case Route::kItem: return Item(context, match);
+    case Route::kHealthz: return TextResponse("text/plain", "ok");
+    case Route::kReadyz: return Ready(context);
+    case Route::kMetrics: return Metrics(context);
+  }
+  return NativeError(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path));
+}
+
+}  // namespace readingsd::query

@@ -1,0 +1,27 @@
+// The native JSON API (internal to readingsd_query; HttpServer routes to it).
+//
+//   GET /v1/devices/{id}/readings   from, to (inclusive), after, before (exclusive), begins_with,
+//                                   limit, order=asc|desc, cursor, filter
+//   GET /v1/devices/{id}/latest     n (newest first)
+//   GET /v1/devices/{id}/readings/{timestamp}
+//   GET /healthz, /readyz, /metrics
+//
+// Every request that is not a DynamoDB call (POST /) lands here, so this module also owns the
+// 404 and 405 answers and the error shape {"error":{"code":…,"message":…}}.
+// Query strings are RFC 3986 percent-encoded; '+' is a literal plus (as in +02:00), not a space.
+#pragma once
+
+#include <string_view>
+
+#include "query/http_api.h"
+
+namespace readingsd::query {
+
+// `endpoint` is set to the name reported to HttpHooks::on_request.
+HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& request,
+                                 std::string_view* endpoint);
+
+// The native error response; the server uses it too (401, 413, 431, malformed HTTP).
+HttpResponse NativeError(http::status status, std::string_view code, std::string_view message);
+
+}  // namespace readingsd::query

@@ -1,0 +1,248 @@
+// The real AWS CLI against the DynamoDB-compatible endpoint: what users will actually run.
+// Each `aws` start costs about a second, so the cases share few invocations.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/http/http_test_util.h"
+
+extern char** environ;
+
+namespace readingsd::test {
+namespace {
+
+using nlohmann::json;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+  json Json() const { return json::parse(out); }
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Debian's awscli first (the one the project documents), then whatever `aws` is on PATH.
+std::string FindAws() {
+  if (::access("/usr/bin/aws", X_OK) == 0) return "/usr/bin/aws";
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && ::access((dir + "/aws").c_str(), X_OK) == 0) return dir + "/aws";
+  }
+  return "";
+}
+
+class AwsCliTest : public HttpServerTest {
+ protected:
+  void SetUp() override {
+    aws_ = FindAws();
+    if (aws_.empty()) GTEST_SKIP() << "the AWS CLI (aws) is not installed";
+    HttpServerTest::SetUp();
+    StartServer();
+    std::filesystem::create_directories(dir_.File("home"));
+  }
+
+  // `aws dynamodb <args> --endpoint-url http://127.0.0.1:<port> --output json` with dummy
+  // credentials and no config of the machine's, so nothing but this server is ever asked.
+  CliResult Aws(const std::vector<std::string>& args, const std::string& access_key_id = "dummy-key-id",
+                uint16_t server_port = 0) {
+    std::vector<std::string> argv = {aws_, "dynamodb"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* extra : {"--endpoint-url", "", "--output", "json"}) argv.emplace_back(extra);
+    argv[argv.size() - 3] = "http://127.0.0.1:" + std::to_string(server_port ? server_port : port());
+
+    const char* path = std::getenv("PATH");
+    std::vector<std::string> env = {
+        "PATH=" + std::string(path ? path : "/usr/bin:/bin"),
+        "HOME=" + dir_.File("home"),
+        "LANG=C.UTF-8",
+        "AWS_ACCESS_KEY_ID=" + access_key_id,
+        "AWS_SECRET_ACCESS_KEY=dummy-secret",
+        "AWS_DEFAULT_REGION=us-east-1",
+        "AWS_PAGER=",
+        "AWS_EC2_METADATA_DISABLED=true",
+        "AWS_CONFIG_FILE=" + dir_.File("no-config"),
+        "AWS_SHARED_CREDENTIALS_FILE=" + dir_.File("no-credentials"),
+        "AWS_MAX_ATTEMPTS=1",
+    };
+    std::vector<char*> c_argv, c_env;
+    for (std::string& a : argv) c_argv.push_back(a.data());
+    for (std::string& e : env) c_env.push_back(e.data());
+    c_argv.push_back(nullptr);
+    c_env.push_back(nullptr);
+
+    const std::string out_path = dir_.File("aws.out"), err_path = dir_.File("aws.err");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = -1;
+    const int spawned = posix_spawn(&pid, aws_.c_str(), &actions, nullptr, c_argv.data(), c_env.data());
+    posix_spawn_file_actions_destroy(&actions);
+    CliResult result;
+    if (spawned != 0) {
+      ADD_FAILURE() << "cannot start " << aws_ << ": " << std::strerror(spawned);
+      return result;
+    }
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        ADD_FAILURE() << "aws did not finish within 30 s";
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = ReadFile(out_path);
+    result.err = ReadFile(err_path);
+    return result;
+  }
+
+  // A successful invocation's JSON output.
+  json AwsJson(const std::vector<std::string>& args) {
+    CliResult result = Aws(args);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return result.exit_code == 0 ? result.Json() : json::object();
+  }
+
+  static std::string Values(const std::string& device, const std::string& a, const std::string& b) {
+    json values = {{":d", {{"S", device}}}, {":a", {{"S", a}}}};
+    if (!b.empty()) values[":b"] = {{"S", b}};
+    return values.dump();
+  }
+
+  static std::vector<std::string> SortKeys(const json& output) {
+    std::vector<std::string> keys;
+    for (const json& item : output["Items"]) keys.push_back(item["readingTs"]["S"]);
+    return keys;
+  }
+
+  static std::vector<std::string> Minutes(int first, int last) {
+    std::vector<std::string> keys;
+    for (int i = first; first <= last ? i <= last : i >= last; i += first <= last ? 1 : -1) {
+      keys.push_back(SampleSortKey(i));
+    }
+    return keys;
+  }
+
+  // Runs the query with --max-items and --starting-token until NextToken is absent.
+  std::vector<std::string> AllPages(std::vector<std::string> args, int* invocations) {
+    std::vector<std::string> keys;
+    std::string token;
+    for (*invocations = 0; *invocations < 10;) {
+      std::vector<std::string> call = args;
+      if (!token.empty()) call.insert(call.end(), {"--starting-token", token});
+      json output = AwsJson(call);
+      ++*invocations;
+      for (const std::string& key : SortKeys(output)) keys.push_back(key);
+      if (!output.contains("NextToken")) break;
+      token = output["NextToken"];
+    }
+    return keys;
+  }
+
+  std::string aws_;
+};
+
+const std::vector<std::string> kBetween = {"query", "--table-name", "readings", "--key-condition-expression",
+                                           "deviceId = :d AND readingTs BETWEEN :a AND :b",
+                                           "--expression-attribute-values"};
+
+std::vector<std::string> With(std::vector<std::string> base, std::initializer_list<std::string> more) {
+  base.insert(base.end(), more);
+  return base;
+}
+
+TEST_F(AwsCliTest, QueryBetweenReturnsExactlyTheStoredReadings) {
+  json output = AwsJson(With(kBetween, {Values("a1", "2026-06-23T08:10:00Z", "2026-06-23T10:20:00+02:00")}));
+  EXPECT_EQ(SortKeys(output), Minutes(10, 20));
+  EXPECT_EQ(output["Count"], 11);
+  EXPECT_EQ(output["Items"][0],
+            json::parse(R"({"deviceId":{"S":"a1"},"readingTs":{"S":"2026-06-23T08:10:00.000000000Z"},
+                            "temperature":{"N":"25"},"status":{"S":"ok"},"door":{"BOOL":false}})"));
+}
+
+TEST_F(AwsCliTest, BeginsWithAndNewestFirst) {
+  json prefix = AwsJson({"query", "--table-name", "readings", "--key-condition-expression",
+                         "deviceId = :d AND begins_with(readingTs, :a)", "--expression-attribute-values",
+                         Values("a1", "2026-06-23T08:4", "")});
+  EXPECT_EQ(SortKeys(prefix), Minutes(40, 49));
+
+  // The whole partition, newest first; the CLI follows LastEvaluatedKey by itself.
+  json newest = AwsJson({"query", "--table-name", "readings", "--key-condition-expression", "deviceId = :d",
+                         "--expression-attribute-values", R"({":d":{"S":"a1"}})", "--no-scan-index-forward",
+                         "--page-size", "25"});
+  EXPECT_EQ(SortKeys(newest), Minutes(59, 0));
+}
+
+TEST_F(AwsCliTest, PagingWithMaxItemsAndStartingTokenReturnsEveryItemOnce) {
+  const std::vector<std::string> query =
+      With(kBetween, {Values("a1", "2026-06-23T08:00:00Z", "2026-06-23T08:19:00Z"), "--max-items", "8",
+                      "--page-size", "5"});
+  int invocations = 0;
+  EXPECT_EQ(AllPages(query, &invocations), Minutes(0, 19));
+  EXPECT_EQ(invocations, 3);
+  EXPECT_EQ(AllPages(With(query, {"--no-scan-index-forward"}), &invocations), Minutes(19, 0));
+  EXPECT_EQ(invocations, 3);
+}
+
+TEST_F(AwsCliTest, GetItemDescribeTableAndListTables) {
+  json item = AwsJson({"get-item", "--table-name", "readings", "--key",
+                       R"({"deviceId":{"S":"b2"},"readingTs":{"S":"2026-06-24T00:00:00.000000000Z"}})"});
+  EXPECT_EQ(item["Item"]["humidity"], json::parse(R"({"N":"40"})"));
+
+  json table = AwsJson({"describe-table", "--table-name", "readings"})["Table"];
+  EXPECT_EQ(table["TableName"], "readings");
+  EXPECT_EQ(table["TableStatus"], "ACTIVE");
+  EXPECT_EQ(table["KeySchema"][0]["AttributeName"], "deviceId");
+  EXPECT_EQ(table["KeySchema"][1]["KeyType"], "RANGE");
+
+  EXPECT_EQ(AwsJson({"list-tables"})["TableNames"], json::parse(R"(["readings"])"));
+}
+
+TEST_F(AwsCliTest, BadExpressionIsAValidationException) {
+  CliResult result = Aws({"query", "--table-name", "readings", "--key-condition-expression",
+                          "deviceId = :d AND readingTs BETWEEN :a", "--expression-attribute-values",
+                          Values("a1", "2026-06-23T08:00:00Z", "")});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.err.find("ValidationException"), std::string::npos) << result.err;
+}
+
+TEST_F(AwsCliTest, WithBearerTokensTheAccessKeyIdIsTheToken) {
+  query::HttpServerOptions options;
+  options.port = 0;
+  options.bearer_tokens = {"reader-token"};
+  std::unique_ptr<query::HttpServer> guarded;
+  ASSERT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &guarded).ok());
+  CliResult allowed = Aws({"list-tables"}, "reader-token", guarded->port());
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  CliResult denied = Aws({"list-tables"}, "someone-else", guarded->port());
+  EXPECT_NE(denied.exit_code, 0);
+  EXPECT_NE(denied.err.find("UnrecognizedClientException"), std::string::npos) << denied.err;
+}
+
+}  // namespace
+}  // namespace readingsd::test

@@ -1,0 +1,216 @@
+// HttpServer itself: connections, limits, timeouts and authentication, over real loopback TCP.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "query/http_server.h"
+#include "tests/http/http_test_util.h"
+
+namespace readingsd::test {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+constexpr const char* kReadings = "/v1/devices/a1/readings?limit=1";
+
+TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  StartServer();
+  HttpConnection connection(port());
+  for (int i = 0; i < 3; ++i) {
+    HttpResult result = connection.Get(kReadings);
+    EXPECT_EQ(result.status, 200);
+    EXPECT_EQ(result.Json()["count"], 1);
+  }
+  EXPECT_EQ(connection.Get("/healthz").body, "ok");
+}
+
+TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {
+  StartServer();
+  HttpConnection connection(port());
+  HttpResult result = connection.Get("/healthz", {{"Connection", "close"}});
+  EXPECT_EQ(result.status, 200);
+  EXPECT_TRUE(connection.ClosedWithin(2s));
+}
+
+TEST_F(HttpServerTest, OversizedBodyIs413AndOversizedHeaderIs431) {
+  query::HttpServerOptions options;
+  options.max_body_bytes = 100;
+  options.max_header_bytes = 512;
+  StartServer(options);
+
+  HttpResult body = Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.ListTables"}}, std::string(101, ' '));
+  EXPECT_EQ(body.status, 413);
+  EXPECT_EQ(body.Json()["error"]["code"], "PayloadTooLarge");
+  EXPECT_EQ(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.ListTables"}}, "{}" + std::string(98, ' ')).status,
+            200);
+
+  HttpResult header = Get(port(), kReadings, {{"X-Padding", std::string(600, 'p')}});
+  EXPECT_EQ(header.status, 431);
+  EXPECT_EQ(header.Json()["error"]["code"], "HeaderTooLarge");
+  EXPECT_EQ(Get(port(), kReadings, {{"X-Padding", std::string(300, 'p')}}).status, 200);
+}
+
+TEST_F(HttpServerTest, MalformedRequestIs400AndCloses) {
+  StartServer();
+  HttpConnection connection(port());
+  connection.Write("NOT HTTP AT ALL\r\n\r\n");
+  HttpResult result = connection.ReadResponse();
+  EXPECT_EQ(result.status, 400);
+  EXPECT_TRUE(connection.ClosedWithin(2s));
+}
+
+TEST_F(HttpServerTest, SlowLorisIsCutOffAtTheRequestTimeout) {
+  query::HttpServerOptions options;
+  options.request_timeout = 300ms;
+  StartServer(options);
+  HttpConnection connection(port());
+  const auto start = std::chrono::steady_clock::now();
+  connection.Write("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+  // A byte every 50 ms keeps the socket busy but never finishes the request.
+  bool closed = false;
+  for (int i = 0; i < 60 && !closed; ++i) {
+    try {
+      connection.Write("X");
+    } catch (const std::exception&) {
+      closed = true;  // the server already reset the connection
+      break;
+    }
+    closed = connection.ClosedWithin(50ms);
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(closed);
+  EXPECT_GE(elapsed, 250ms);
+  EXPECT_LT(elapsed, 2500ms);
+}
+
+TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosedAfterTheTimeout) {
+  query::HttpServerOptions options;
+  options.request_timeout = 300ms;
+  StartServer(options);
+  HttpConnection connection(port());
+  EXPECT_EQ(connection.Get("/healthz").status, 200);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(connection.ClosedWithin(3s));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
+}
+
+TEST_F(HttpServerTest, ConnectionsBeyondTheCapAreClosed) {
+  query::HttpServerOptions options;
+  options.max_connections = 2;
+  StartServer(options);
+  auto first = std::make_unique<HttpConnection>(port());
+  HttpConnection second(port());
+  EXPECT_EQ(first->Get("/healthz").status, 200);
+  EXPECT_EQ(second.Get("/healthz").status, 200);
+  HttpConnection third(port());
+  EXPECT_TRUE(third.ClosedWithin(2s));
+
+  first.reset();  // frees a slot once the server sees the close
+  int status = 0;
+  for (int attempt = 0; attempt < 50 && status != 200; ++attempt) {
+    try {
+      status = Get(port(), "/healthz").status;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(second.Get("/healthz").status, 200);
+}
+
+TEST_F(HttpServerTest, StopClosesOpenConnectionsAndIsIdempotent) {
+  StartServer();
+  HttpConnection connection(port());
+  EXPECT_EQ(connection.Get("/healthz").status, 200);
+  server_->Stop();
+  EXPECT_TRUE(connection.ClosedWithin(2s));
+  server_->Stop();
+  server_.reset();
+}
+
+TEST_F(HttpServerTest, StartReportsBadOptionsAndBusyPorts) {
+  std::unique_ptr<query::HttpServer> server;
+  query::HttpServerOptions options;
+  options.port = 0;
+  options.address = "not-an-address";
+  EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
+  options.address = "127.0.0.1";
+  options.threads = 0;
+  EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
+  options.threads = 1;
+  options.bearer_tokens = {""};
+  EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
+  options.bearer_tokens = {};
+
+  StartServer();
+  options.port = port();
+  Status busy = query::HttpServer::Start(options, store_.get(), {}, &server);
+  EXPECT_EQ(busy.code(), Status::Code::kIOError) << busy.ToString();
+  EXPECT_NE(busy.message().find(std::to_string(port())), std::string::npos) << busy.message();
+}
+
+class AuthTest : public HttpServerTest {
+ protected:
+  void SetUp() override {
+    HttpServerTest::SetUp();
+    query::HttpServerOptions options;
+    options.bearer_tokens = {"first-token", "second-token"};
+    StartServer(options);
+  }
+
+  static std::string SigV4(const std::string& key_id) {
+    return "AWS4-HMAC-SHA256 Credential=" + key_id +
+           "/20260623/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=abc";
+  }
+};
+
+TEST_F(AuthTest, MissingOrWrongTokenIs401ThatRevealsNothing) {
+  HttpResult missing = Get(port(), kReadings);
+  EXPECT_EQ(missing.status, 401);
+  EXPECT_EQ(missing.Header("www-authenticate"), "Bearer");
+  HttpResult wrong = Get(port(), kReadings, {{"Authorization", "Bearer first-tokeN"}});
+  HttpResult prefix = Get(port(), kReadings, {{"Authorization", "Bearer first-token-and-more"}});
+  HttpResult short_one = Get(port(), kReadings, {{"Authorization", "Bearer f"}});
+  HttpResult no_route = Get(port(), "/no/such/route", {{"Authorization", "Bearer wrong"}});
+  HttpResult wrong_method = Post(port(), "/v1/devices/a1/readings", {}, "x");
+  HttpResult basic = Get(port(), kReadings, {{"Authorization", "Basic Zmlyc3QtdG9rZW4="}});
+  for (const HttpResult* r : {&wrong, &prefix, &short_one, &no_route, &wrong_method, &basic}) {
+    EXPECT_EQ(r->status, 401);
+    EXPECT_EQ(r->body, missing.body);  // the same for a route that exists and one that does not
+    EXPECT_EQ(r->Header("www-authenticate"), "Bearer");
+  }
+  EXPECT_EQ(missing.Json()["error"]["code"], "Unauthorized");
+}
+
+TEST_F(AuthTest, EitherTokenIsAcceptedAndHealthzNeedsNone) {
+  EXPECT_EQ(Get(port(), kReadings, {{"Authorization", "Bearer first-token"}}).status, 200);
+  EXPECT_EQ(Get(port(), kReadings, {{"Authorization", "bearer second-token"}}).status, 200);
+  EXPECT_EQ(Get(port(), "/readyz", {{"Authorization", "Bearer second-token"}}).status, 200);
+  EXPECT_EQ(Get(port(), "/readyz").status, 401);
+  EXPECT_EQ(Get(port(), "/metrics").status, 401);
+  EXPECT_EQ(Get(port(), "/healthz").status, 200);
+  EXPECT_EQ(Get(port(), "/nope", {{"Authorization", "Bearer first-token"}}).status, 404);
+}
+
+TEST_F(AuthTest, DynamoDbEndpointTakesTheTokenAsAccessKeyId) {
+  const Headers list_tables = {{"X-Amz-Target", "DynamoDB_20120810.ListTables"},
+                               {"Content-Type", "application/x-amz-json-1.0"}};
+  Headers good = list_tables, bad = list_tables;
+  good["Authorization"] = SigV4("second-token");
+  bad["Authorization"] = SigV4("AKIAIOSFODNN7EXAMPLE");
+  HttpResult ok = Post(port(), "/", good, "{}");
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(ok.Json()["TableNames"], json::parse(R"(["readings"])"));
+
+  HttpResult denied = Post(port(), "/", bad, "{}");
+  EXPECT_EQ(denied.status, 401);
+  EXPECT_EQ(denied.Header("x-amzn-errortype"), "UnrecognizedClientException");
+  EXPECT_EQ(denied.Json()["__type"], "com.amazonaws.dynamodb.v20120810#UnrecognizedClientException");
+  EXPECT_EQ(Post(port(), "/", list_tables, "{}").status, 401);
+}
+
+}  // namespace
+}  // namespace readingsd::test

@@ -1,0 +1,135 @@
+#include "tests/http/http_test_util.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <cstdio>
+
+namespace readingsd::test {
+
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+
+nlohmann::json HttpResult::Json() const { return nlohmann::json::parse(body); }
+
+std::string HttpResult::Header(const std::string& lower_case_name) const {
+  auto it = headers.find(lower_case_name);
+  return it == headers.end() ? "" : it->second;
+}
+
+HttpConnection::HttpConnection(uint16_t port) : socket_(ioc_) {
+  socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+}
+
+HttpResult HttpConnection::Send(const std::string& method, const std::string& target, const Headers& headers,
+                                const std::string& body) {
+  http::request<http::string_body> request;
+  request.method_string(method);
+  request.target(target);
+  request.version(11);
+  request.set(http::field::host, "127.0.0.1");
+  for (const auto& [name, value] : headers) request.set(name, value);
+  request.body() = body;
+  if (!body.empty() || method == "POST") request.prepare_payload();
+  http::write(socket_, request);
+  return ReadResponse();
+}
+
+void HttpConnection::Write(const std::string& bytes) { net::write(socket_, net::buffer(bytes)); }
+
+HttpResult HttpConnection::ReadResponse() {
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(boost::none);
+  http::read(socket_, buffer_, parser);
+  const auto& response = parser.get();
+  HttpResult result;
+  result.status = response.result_int();
+  for (const auto& field : response) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    result.headers[name] = std::string(field.value());
+  }
+  result.body = response.body();
+  return result;
+}
+
+bool HttpConnection::ClosedWithin(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buf[1024];
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{socket_.native_handle(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
+    if (::recv(socket_.native_handle(), buf, sizeof buf, 0) <= 0) return true;  // EOF or reset
+  }
+}
+
+HttpResult Get(uint16_t port, const std::string& target, const Headers& headers) {
+  HttpConnection connection(port);
+  return connection.Get(target, headers);
+}
+
+HttpResult Post(uint16_t port, const std::string& target, const Headers& headers, const std::string& body) {
+  HttpConnection connection(port);
+  return connection.Send("POST", target, headers, body);
+}
+
+std::string UrlEncode(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+storage::Reading MakeReading(const std::string& device_id, const std::string& sort_key,
+                             std::vector<storage::Attribute> attributes) {
+  return storage::Reading{device_id, sort_key, std::move(attributes)};
+}
+
+std::string SampleSortKey(int minute) {
+  char key[40];
+  std::snprintf(key, sizeof key, "2026-06-23T%02d:%02d:00.000000000Z", 8 + minute / 60, minute % 60);
+  return key;
+}
+
+void HttpServerTest::SetUp() {
+  storage::StoreOptions options;
+  options.path = dir_.File("db");
+  ASSERT_TRUE(storage::Store::Open(options, &store_).ok());
+  std::vector<storage::Reading> readings;
+  for (int i = 0; i < kA1Count; ++i) {
+    readings.push_back(MakeReading("a1", SampleSortKey(i),
+                                   {{"temperature", 20 + 0.5 * i},
+                                    {"status", std::string(i % 2 == 0 ? "ok" : "warn")},
+                                    {"door", i % 3 == 0}}));
+  }
+  for (int i = 0; i < 3; ++i) readings.push_back(MakeReading("a10", SampleSortKey(i), {{"temperature", 99.0}}));
+  readings.push_back(MakeReading("b2", "2026-06-24T00:00:00.000000000Z", {{"humidity", 40.0}}));
+  for (const char* key : {"2026-12-31T23:59:59.999999999Z", "2027-01-01T00:00:00.000000000Z",
+                          "2027-01-01T00:00:00.000000001Z"}) {
+    readings.push_back(MakeReading("edge", key, {{"v", 1.0}}));
+  }
+  Status s = store_->Write(readings);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+}
+
+void HttpServerTest::StartServer(query::HttpServerOptions options, query::HttpHooks hooks) {
+  options.port = 0;
+  Status s = query::HttpServer::Start(options, store_.get(), std::move(hooks), &server_);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+}
+
+}  // namespace readingsd::test

@@ -1,0 +1,83 @@
+// Shared by the http_test files: a synchronous Beast client over real loopback TCP and a fixture
+// that serves a RocksDB store in a temp dir on an ephemeral port.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "query/http_server.h"
+#include "storage/reading.h"
+#include "storage/store.h"
+#include "tests/support/temp_dir.h"
+
+namespace readingsd::test {
+
+using Headers = std::map<std::string, std::string>;
+
+struct HttpResult {
+  int status = 0;
+  Headers headers;  // names in lower case
+  std::string body;
+
+  nlohmann::json Json() const;
+  std::string Header(const std::string& lower_case_name) const;
+};
+
+// One connection; Send() may be called repeatedly while the server keeps it alive.
+class HttpConnection {
+ public:
+  explicit HttpConnection(uint16_t port);
+
+  HttpResult Send(const std::string& method, const std::string& target, const Headers& headers = {},
+                  const std::string& body = "");
+  HttpResult Get(const std::string& target, const Headers& headers = {}) { return Send("GET", target, headers); }
+  // Raw bytes, for requests no well-behaved client would send.
+  void Write(const std::string& bytes);
+  HttpResult ReadResponse();
+  // True when the server closes the connection (EOF or reset) within `timeout`.
+  bool ClosedWithin(std::chrono::milliseconds timeout);
+
+ private:
+  boost::asio::io_context ioc_;
+  boost::asio::ip::tcp::socket socket_;
+  boost::beast::flat_buffer buffer_;
+};
+
+// A request on a connection of its own.
+HttpResult Get(uint16_t port, const std::string& target, const Headers& headers = {});
+HttpResult Post(uint16_t port, const std::string& target, const Headers& headers, const std::string& body);
+
+std::string UrlEncode(const std::string& text);
+
+storage::Reading MakeReading(const std::string& device_id, const std::string& sort_key,
+                             std::vector<storage::Attribute> attributes);
+
+// "2026-06-23T08:MM:00.000000000Z" for minute `i` of the sample day.
+std::string SampleSortKey(int minute);
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  // 60 readings of a1 (one a minute from 2026-06-23T08:00Z: temperature 20 + 0.5 i,
+  // status "ok" on even minutes else "warn", door true every third minute), 3 of a10,
+  // 1 of b2 on 2026-06-24, and three of "edge" around the new year 2027.
+  void SetUp() override;
+  void StartServer(query::HttpServerOptions options = {}, query::HttpHooks hooks = {});
+  uint16_t port() const { return server_->port(); }
+
+  static constexpr int kA1Count = 60;
+
+  TempDir dir_{"readingsd-http-test"};
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<query::HttpServer> server_;
+};
+
+}  // namespace readingsd::test

@@ -1,0 +1,348 @@
+// The native JSON API over real HTTP on loopback, against a real RocksDB store.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tests/http/http_test_util.h"
+
+namespace readingsd::test {
+namespace {
+
+using nlohmann::json;
+
+class NativeApiTest : public HttpServerTest {
+ protected:
+  void SetUp() override {
+    HttpServerTest::SetUp();
+    StartServer();
+  }
+
+  HttpResult Readings(const std::string& device, const std::string& query = "") {
+    return Get(port(), "/v1/devices/" + device + "/readings" + (query.empty() ? "" : "?" + query));
+  }
+
+  // The sort keys of a 200 page, in order.
+  std::vector<std::string> Keys(const HttpResult& result) {
+    EXPECT_EQ(result.status, 200) << result.body;
+    std::vector<std::string> keys;
+    const json body = result.Json();
+    for (const json& item : body["items"]) keys.push_back(item["readingTs"]);
+    return keys;
+  }
+
+  std::vector<std::string> Minutes(int first, int last) {
+    std::vector<std::string> keys;
+    for (int i = first; i <= last; ++i) keys.push_back(SampleSortKey(i));
+    return keys;
+  }
+
+  // A 400 whose message begins with `prefix` (the parameter it names).
+  void ExpectBadParameter(const HttpResult& result, const std::string& prefix) {
+    EXPECT_EQ(result.status, 400) << result.body;
+    const json body = result.Json();
+    EXPECT_EQ(body["error"]["code"], "InvalidParameter");
+    EXPECT_EQ(body["error"]["message"].get<std::string>().rfind(prefix, 0), 0u) << body["error"]["message"];
+  }
+
+  // Follows nextCursor until it is absent; the sort keys of all pages, in order.
+  std::vector<std::string> AllPages(const std::string& device, const std::string& query, int* pages) {
+    std::vector<std::string> keys;
+    std::string cursor;
+    *pages = 0;
+    for (;;) {
+      HttpResult result = Readings(device, query + (cursor.empty() ? "" : "&cursor=" + cursor));
+      EXPECT_EQ(result.status, 200) << result.body;
+      if (result.status != 200 || ++*pages > 100) break;
+      for (const std::string& key : Keys(result)) keys.push_back(key);
+      const json body = result.Json();
+      if (!body.contains("nextCursor")) break;
+      cursor = body["nextCursor"];
+    }
+    return keys;
+  }
+};
+
+TEST_F(NativeApiTest, WholePartitionInTimeOrderWithTypedAttributes) {
+  HttpResult result = Readings("a1");
+  ASSERT_EQ(result.status, 200) << result.body;
+  EXPECT_EQ(result.Header("content-type"), "application/json");
+  const json body = result.Json();
+  EXPECT_EQ(body["deviceId"], "a1");
+  EXPECT_EQ(body["count"], kA1Count);
+  EXPECT_EQ(body["scannedCount"], kA1Count);
+  EXPECT_FALSE(body.contains("nextCursor"));
+  EXPECT_EQ(Keys(result), Minutes(0, kA1Count - 1));  // and nothing of a10
+  EXPECT_EQ(body["items"][0], json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:00:00.000000000Z",
+                                               "temperature":20.0,"status":"ok","door":true})"));
+  EXPECT_EQ(body["items"][1]["temperature"], 20.5);
+  EXPECT_EQ(body["items"][1]["door"], false);
+}
+
+TEST_F(NativeApiTest, FromAndToAreInclusiveAndAcceptAnyIsoForm) {
+  // 10:20+02:00 is 08:20Z; '+' is literal in the query string, %2B works as well.
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:10:00Z&to=2026-06-23T10:20:00+02:00")), Minutes(10, 20));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:10:00.0Z&to=2026-06-23T10:20:00%2B02:00")), Minutes(10, 20));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:55:00Z")), Minutes(55, 59));
+  EXPECT_EQ(Keys(Readings("a1", "to=2026-06-23T08:03:00Z")), Minutes(0, 3));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:07:00Z&to=2026-06-23T08:07:00Z")), Minutes(7, 7));
+}
+
+TEST_F(NativeApiTest, AfterAndBeforeAreExclusive) {
+  EXPECT_EQ(Keys(Readings("a1", "after=2026-06-23T08:10:00Z&before=2026-06-23T08:20:00Z")), Minutes(11, 19));
+  EXPECT_EQ(Keys(Readings("a1", "after=2026-06-23T08:57:00Z")), Minutes(58, 59));
+  EXPECT_EQ(Keys(Readings("a1", "before=2026-06-23T08:02:00Z")), Minutes(0, 1));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:10:00Z&before=2026-06-23T08:12:00Z")), Minutes(10, 11));
+  EXPECT_EQ(Keys(Readings("a1", "after=2026-06-23T08:10:00Z&to=2026-06-23T08:12:00Z")), Minutes(11, 12));
+  // Between two readings a nanosecond apart, or at one instant, nothing: a 200, not an error.
+  EXPECT_TRUE(Keys(Readings("a1", "after=2026-06-23T08:10:00Z&before=2026-06-23T08:10:00Z")).empty());
+}
+
+TEST_F(NativeApiTest, ExclusiveBoundsAreExactToTheNanosecondAcrossCarries) {
+  const std::string last_2026 = "2026-12-31T23:59:59.999999999Z";
+  const std::string first_2027 = "2027-01-01T00:00:00.000000000Z";
+  const std::string second_2027 = "2027-01-01T00:00:00.000000001Z";
+  using Keys_ = std::vector<std::string>;
+  // The successor of .999999999 carries through seconds, minutes, hours, days and the year.
+  EXPECT_EQ(Keys(Readings("edge", "after=" + last_2026)), (Keys_{first_2027, second_2027}));
+  // The predecessor of .000000000 borrows all the way back.
+  EXPECT_EQ(Keys(Readings("edge", "before=2027-01-01T00:00:00Z")), (Keys_{last_2026}));
+  EXPECT_EQ(Keys(Readings("edge", "after=" + last_2026 + "&before=" + second_2027)), (Keys_{first_2027}));
+  EXPECT_TRUE(Keys(Readings("edge", "after=" + first_2027 + "&before=" + second_2027)).empty());
+  // Offsets are normalised first: 01:00+01:00 is the first instant of 2027 UTC.
+  EXPECT_EQ(Keys(Readings("edge", "after=2027-01-01T01:00:00+01:00")), (Keys_{second_2027}));
+  // No successor past the last representable instant, no predecessor before the first.
+  EXPECT_TRUE(Keys(Readings("edge", "after=9999-12-31T23:59:59.999999999Z")).empty());
+  EXPECT_TRUE(Keys(Readings("edge", "before=0000-01-01T00:00:00Z")).empty());
+  EXPECT_EQ(Keys(Readings("edge", "after=0000-01-01T00:00:00Z")).size(), 3u);
+}
+
+TEST_F(NativeApiTest, BeginsWith) {
+  EXPECT_EQ(Keys(Readings("a1", "begins_with=2026-06-23T08:1")), Minutes(10, 19));
+  EXPECT_EQ(Keys(Readings("a1", "begins_with=2026-06-23")).size(), static_cast<std::size_t>(kA1Count));
+  EXPECT_TRUE(Keys(Readings("a1", "begins_with=2026-06-24")).empty());
+  ExpectBadParameter(Readings("a1", "begins_with=June"), "begins_with: ");
+  ExpectBadParameter(Readings("a1", "begins_with=2026&from=2026-06-23T08:00:00Z"), "begins_with: ");
+}
+
+TEST_F(NativeApiTest, BadParametersAre400sNamingTheParameter) {
+  ExpectBadParameter(Readings("a1", "from=yesterday"), "from: invalid timestamp");
+  ExpectBadParameter(Readings("a1", "to=2026-02-30T00:00:00Z"), "to: invalid timestamp");
+  ExpectBadParameter(Readings("a1", "after=2026-06-23t08:00:00z"), "after: invalid timestamp");
+  ExpectBadParameter(Readings("a1", "before=2026-06-23T08:00:00"), "before: invalid timestamp");
+  ExpectBadParameter(Readings("a1", "from="), "from: invalid timestamp");
+  ExpectBadParameter(Readings("a1", "from=2026-06-23T08:00:00Z&after=2026-06-23T08:00:00Z"), "from, after: ");
+  ExpectBadParameter(Readings("a1", "to=2026-06-23T08:00:00Z&before=2026-06-23T08:00:00Z"), "to, before: ");
+  ExpectBadParameter(Readings("a1", "from=2026-06-23T09:00:00Z&to=2026-06-23T08:00:00Z"), "from: ");
+  ExpectBadParameter(Readings("a1", "after=2026-06-23T09:00:00Z&before=2026-06-23T08:00:00Z"), "after: ");
+  ExpectBadParameter(Readings("a1", "limit=0"), "limit: ");
+  ExpectBadParameter(Readings("a1", "limit=10001"), "limit: ");
+  ExpectBadParameter(Readings("a1", "limit=-1"), "limit: ");
+  ExpectBadParameter(Readings("a1", "limit=5x"), "limit: ");
+  ExpectBadParameter(Readings("a1", "order=sideways"), "order: ");
+  ExpectBadParameter(Readings("a1", "cursor=not-a-cursor"), "cursor: ");
+  ExpectBadParameter(Readings("a1", "cursor=%%%"), "malformed percent-encoding");
+  ExpectBadParameter(Readings("a1", "filter=temperature>>3"), "filter: ");
+  ExpectBadParameter(Readings("a1", "limit=5&limit=6"), "limit: given more than once");
+  ExpectBadParameter(Readings("a1", "colour=red"), "unknown query parameter \"colour\"");
+  ExpectBadParameter(Readings("a%20b"), "deviceId: ");
+  ExpectBadParameter(Readings(std::string(129, 'x')), "deviceId: ");
+}
+
+TEST_F(NativeApiTest, LimitAndOrder) {
+  HttpResult first = Readings("a1", "limit=5");
+  EXPECT_EQ(Keys(first), Minutes(0, 4));
+  EXPECT_TRUE(first.Json().contains("nextCursor"));
+  std::vector<std::string> newest = Keys(Readings("a1", "order=desc&limit=3"));
+  EXPECT_EQ(newest, (std::vector<std::string>{SampleSortKey(59), SampleSortKey(58), SampleSortKey(57)}));
+  EXPECT_EQ(Keys(Readings("a1", "order=asc&limit=60")).size(), 60u);
+  EXPECT_FALSE(Readings("a1", "limit=60").Json().contains("nextCursor"));  // nothing after the last
+}
+
+TEST_F(NativeApiTest, PagingReturnsEveryItemOnceInBothOrders) {
+  int pages = 0;
+  EXPECT_EQ(AllPages("a1", "limit=7", &pages), Minutes(0, 59));
+  EXPECT_EQ(pages, 9);
+  std::vector<std::string> descending = Minutes(0, 59);
+  std::reverse(descending.begin(), descending.end());
+  EXPECT_EQ(AllPages("a1", "limit=7&order=desc", &pages), descending);
+  // Within a range too, with bounds that are exclusive.
+  EXPECT_EQ(AllPages("a1", "after=2026-06-23T08:10:00Z&before=2026-06-23T08:30:00Z&limit=4", &pages),
+            Minutes(11, 29));
+  EXPECT_EQ(pages, 5);
+  std::vector<std::string> range_desc = Minutes(11, 29);
+  std::reverse(range_desc.begin(), range_desc.end());
+  EXPECT_EQ(AllPages("a1", "after=2026-06-23T08:10:00Z&before=2026-06-23T08:30:00Z&limit=4&order=desc", &pages),
+            range_desc);
+}
+
+TEST_F(NativeApiTest, FilterAppliesAfterTheReadAndAnEmptiedPageStillPages) {
+  HttpResult hot = Readings("a1", "filter=" + UrlEncode("temperature>40"));
+  ASSERT_EQ(hot.status, 200) << hot.body;
+  EXPECT_EQ(Keys(hot), Minutes(41, 59));
+  EXPECT_EQ(hot.Json()["count"], 19);
+  EXPECT_EQ(hot.Json()["scannedCount"], 60);
+  EXPECT_EQ(Keys(Readings("a1", "filter=" + UrlEncode("status=ok and door=true") + "&to=2026-06-23T08:12:00Z")),
+            (std::vector<std::string>{SampleSortKey(0), SampleSortKey(6), SampleSortKey(12)}));
+
+  HttpResult empty = Readings("a1", "limit=5&filter=" + UrlEncode("temperature>1000"));
+  ASSERT_EQ(empty.status, 200) << empty.body;
+  EXPECT_TRUE(empty.Json()["items"].empty());
+  EXPECT_EQ(empty.Json()["count"], 0);
+  EXPECT_EQ(empty.Json()["scannedCount"], 5);
+  EXPECT_TRUE(empty.Json().contains("nextCursor"));
+  int pages = 0;
+  EXPECT_TRUE(AllPages("a1", "limit=5&filter=" + UrlEncode("temperature>1000"), &pages).empty());
+  EXPECT_EQ(pages, 12);
+  EXPECT_EQ(AllPages("a1", "limit=8&filter=" + UrlEncode("temperature>=49"), &pages), Minutes(58, 59));
+}
+
+TEST_F(NativeApiTest, CursorIsBoundToItsDevice) {
+  const std::string cursor = Readings("a1", "limit=2").Json()["nextCursor"];
+  ExpectBadParameter(Readings("a10", "cursor=" + cursor), "cursor: belongs to another device");
+  EXPECT_EQ(Keys(Readings("a1", "limit=2&cursor=" + cursor)), Minutes(2, 3));
+  // A cursor is only ever one the API produced.
+  std::string tampered = cursor;
+  tampered[3] = tampered[3] == 'A' ? 'B' : 'A';
+  ExpectBadParameter(Readings("a1", "cursor=" + tampered), "cursor: ");
+}
+
+TEST_F(NativeApiTest, PageBytesEndAPageEarly) {
+  server_.reset();
+  query::HttpServerOptions options;
+  options.max_page_bytes = 200;
+  StartServer(options);
+  HttpResult page = Readings("a1");
+  const json body = page.Json();
+  EXPECT_LT(body["count"].get<int>(), kA1Count);
+  EXPECT_GT(body["count"].get<int>(), 0);
+  EXPECT_TRUE(body.contains("nextCursor"));
+  int pages = 0;
+  EXPECT_EQ(AllPages("a1", "limit=100", &pages), Minutes(0, 59));
+  EXPECT_GT(pages, 1);
+}
+
+TEST_F(NativeApiTest, LatestIsNewestFirstAndContinuesWithReadings) {
+  HttpResult latest = Get(port(), "/v1/devices/a1/latest");
+  std::vector<std::string> expected;
+  for (int i = 59; i >= 50; --i) expected.push_back(SampleSortKey(i));
+  EXPECT_EQ(Keys(latest), expected);
+  EXPECT_EQ(Keys(Get(port(), "/v1/devices/a1/latest?n=2")),
+            (std::vector<std::string>{SampleSortKey(59), SampleSortKey(58)}));
+  const std::string cursor = latest.Json()["nextCursor"];
+  EXPECT_EQ(Keys(Readings("a1", "order=desc&limit=2&cursor=" + cursor)),
+            (std::vector<std::string>{SampleSortKey(49), SampleSortKey(48)}));
+  EXPECT_TRUE(Keys(Get(port(), "/v1/devices/nobody/latest")).empty());
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/latest?n=0"), "n: ");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/latest?n=10001"), "n: ");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/latest?limit=3"), "unknown query parameter \"limit\"");
+}
+
+TEST_F(NativeApiTest, OneItemByTimestampInAnyForm) {
+  const json expected = json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:05:00.000000000Z",
+                                        "temperature":22.5,"status":"warn","door":false})");
+  for (const char* ts : {"2026-06-23T08:05:00Z", "2026-06-23T08:05:00.000000000Z", "2026-06-23T10:05:00%2B02:00",
+                         "2026-06-23T10:05:00+02:00", "2026-06-23T03:05:00-05:00"}) {
+    HttpResult item = Get(port(), std::string("/v1/devices/a1/readings/") + ts);
+    ASSERT_EQ(item.status, 200) << ts << " " << item.body;
+    EXPECT_EQ(item.Json(), expected) << ts;
+  }
+  HttpResult absent = Get(port(), "/v1/devices/a1/readings/2026-06-23T08:05:00.5Z");
+  EXPECT_EQ(absent.status, 404);
+  EXPECT_EQ(absent.Json()["error"]["code"], "NotFound");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/readings/08:05"), "timestamp: invalid timestamp");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/readings/2026-06-23T08:05:00Z?x=1"), "unknown query parameter");
+}
+
+TEST_F(NativeApiTest, UnknownRoutesAre404AndWrongMethods405) {
+  for (const char* target : {"/v2/devices/a1/readings", "/v1/devices/a1/other", "/v1/devices/a1",
+                             "/v1/devices/a1/readings/2026-06-23T08:05:00Z/x", "/v1//a1/readings", "/healthz/"}) {
+    HttpResult result = Get(port(), target);
+    EXPECT_EQ(result.status, 404) << target;
+    EXPECT_EQ(result.Json()["error"]["code"], "NotFound") << target;
+  }
+  HttpResult post = Post(port(), "/v1/devices/a1/readings", {}, "{}");
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.Header("allow"), "GET");
+  EXPECT_EQ(post.Json()["error"]["code"], "MethodNotAllowed");
+  HttpConnection connection(port());
+  HttpResult del = connection.Send("DELETE", "/v1/devices/a1/readings/2026-06-23T08:05:00Z");
+  EXPECT_EQ(del.status, 405);
+  HttpResult root = Get(port(), "/");  // the DynamoDB endpoint
+  EXPECT_EQ(root.status, 405);
+  EXPECT_EQ(root.Header("allow"), "POST");
+}
+
+TEST_F(NativeApiTest, HealthReadinessAndMetrics) {
+  HttpResult health = Get(port(), "/healthz");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.body, "ok");
+
+  EXPECT_EQ(Get(port(), "/readyz").status, 200);  // no hook: ready
+  EXPECT_EQ(Get(port(), "/metrics").status, 404);  // no exporter configured
+  ExpectBadParameter(Get(port(), "/healthz?verbose=1"), "unknown query parameter");
+
+  server_.reset();
+  std::atomic<bool> ready{false};
+  query::HttpHooks hooks;
+  hooks.ready = [&ready](std::string* detail) {
+    *detail = ready ? "caught up" : "replaying the MQTT backlog";
+    return ready.load();
+  };
+  hooks.metrics = [] { return std::string("readingsd_up 1\n"); };
+  StartServer({}, std::move(hooks));
+  HttpResult not_ready = Get(port(), "/readyz");
+  EXPECT_EQ(not_ready.status, 503);
+  EXPECT_EQ(not_ready.Json(), json::parse(R"({"ready":false,"detail":"replaying the MQTT backlog"})"));
+  ready = true;
+  EXPECT_EQ(Get(port(), "/readyz").Json(), json::parse(R"({"ready":true,"detail":"caught up"})"));
+  HttpResult metrics = Get(port(), "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_EQ(metrics.Header("content-type"), "text/plain; version=0.0.4");
+  EXPECT_EQ(metrics.body, "readingsd_up 1\n");
+}
+
+TEST_F(NativeApiTest, HooksSeeEveryRequestAndPartitionRead) {
+  server_.reset();
+  std::mutex mu;
+  std::vector<std::string> endpoints;
+  std::vector<std::tuple<std::string, std::size_t, std::size_t>> reads;
+  query::HttpHooks hooks;
+  hooks.on_request = [&](std::string_view endpoint, double seconds) {
+    EXPECT_GE(seconds, 0);
+    std::lock_guard lock(mu);
+    endpoints.emplace_back(endpoint);
+  };
+  hooks.on_partition_read = [&](std::string_view device, std::size_t items, std::size_t bytes) {
+    std::lock_guard lock(mu);
+    reads.emplace_back(std::string(device), items, bytes);
+  };
+  StartServer({}, std::move(hooks));
+  Readings("a1", "limit=4&filter=" + UrlEncode("temperature>100"));
+  Get(port(), "/v1/devices/a1/latest?n=1");
+  Get(port(), "/v1/devices/b2/readings/2026-06-24T00:00:00Z");
+  Get(port(), "/v1/devices/b2/readings/2026-06-25T00:00:00Z");
+  Get(port(), "/healthz");
+  Get(port(), "/readyz");
+  Get(port(), "/metrics");
+  Get(port(), "/nope");
+  Readings("a1", "limit=0");
+
+  std::lock_guard lock(mu);
+  EXPECT_EQ(endpoints, (std::vector<std::string>{"readings", "latest", "item", "item", "healthz", "readyz", "metrics",
+                                                 "other", "readings"}));
+  ASSERT_EQ(reads.size(), 4u);  // the rejected request read nothing
+  EXPECT_EQ(reads[0], std::make_tuple(std::string("a1"), std::size_t{4}, std::size_t{0}));  // all filtered out
+  EXPECT_EQ(std::get<1>(reads[1]), 1u);
+  // deviceId a1 + readingTs + its three attributes, as DynamoDB sizes an item.
+  EXPECT_EQ(std::get<2>(reads[1]), (8 + 2) + (9 + 30) + (11 + 8) + (6 + 4) + (4 + 1));
+  EXPECT_EQ(reads[2], std::make_tuple(std::string("b2"), std::size_t{1}, std::size_t{(8 + 2) + (9 + 30) + (8 + 8)}));
+  EXPECT_EQ(reads[3], std::make_tuple(std::string("b2"), std::size_t{0}, std::size_t{0}));
+}
+
+}  // namespace
+}  // namespace readingsd::test
