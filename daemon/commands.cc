@@ -1,0 +1,195 @@
+#include "daemon/commands.h"
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <filesystem>
+#include <iostream>
+
+#include "daemon/http_client.h"
+#include "daemon/service.h"
+#include "storage/store.h"
+
+namespace readingsd::daemon {
+namespace {
+
+namespace po = boost::program_options;
+using nlohmann::json;
+
+std::string PercentEncode(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == ':') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string CellText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// Items as an aligned table: readingTs first, then every attribute seen, in name order.
+void PrintTable(const std::vector<json>& items) {
+  std::vector<std::string> columns = {"readingTs"};
+  for (const auto& item : items) {
+    for (const auto& [name, _] : item.items()) {
+      if (name != "readingTs" && name != "deviceId" && std::find(columns.begin(), columns.end(), name) == columns.end()) {
+        columns.push_back(name);
+      }
+    }
+  }
+  std::sort(columns.begin() + 1, columns.end());
+  std::vector<std::size_t> width;
+  for (const auto& c : columns) width.push_back(c.size());
+  for (const auto& item : items) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      if (item.contains(columns[i])) width[i] = std::max(width[i], CellText(item[columns[i]]).size());
+    }
+  }
+  auto row = [&](auto cell) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      std::string text = cell(i);
+      std::printf("%-*s%s", static_cast<int>(width[i]), text.c_str(), i + 1 < columns.size() ? "  " : "\n");
+    }
+  };
+  row([&](std::size_t i) { return columns[i]; });
+  for (const auto& item : items) {
+    row([&](std::size_t i) { return item.contains(columns[i]) ? CellText(item[columns[i]]) : std::string(); });
+  }
+}
+
+}  // namespace
+
+int QueryCommand(const config::Config& config, const std::vector<std::string>& args) {
+  po::options_description desc("readingsd query --device ID [conditions] [options]");
+  desc.add_options()("help,h", "this text")("device", po::value<std::string>()->required(), "device id")(
+      "from", po::value<std::string>(), "inclusive lower bound (any ISO-8601 form)")(
+      "to", po::value<std::string>(), "inclusive upper bound")("after", po::value<std::string>(), "exclusive lower bound")(
+      "before", po::value<std::string>(), "exclusive upper bound")(
+      "begins-with", po::value<std::string>(), "sort key prefix, e.g. 2026-06-23")(
+      "latest", po::value<int>(), "the N newest readings")("limit", po::value<int>(), "items per page")(
+      "order", po::value<std::string>(), "asc | desc")("filter", po::value<std::string>(), "e.g. temperature>30")(
+      "all", "follow nextCursor to the end")("json", "print the raw JSON pages");
+  po::variables_map vm;
+  try {
+    std::vector<std::string> argv = args;
+    po::store(po::command_line_parser(argv).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << desc;
+      return kExitOk;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "readingsd query: %s\n%s", e.what(), (std::ostringstream() << desc).str().c_str());
+    return kExitUsage;
+  }
+
+  std::string device = vm["device"].as<std::string>();
+  std::string target;
+  if (vm.count("latest")) {
+    target = "/v1/devices/" + PercentEncode(device) + "/latest?n=" + std::to_string(vm["latest"].as<int>());
+  } else {
+    target = "/v1/devices/" + PercentEncode(device) + "/readings?";
+    for (const char* name : {"from", "to", "after", "before", "begins-with", "order", "filter"}) {
+      if (!vm.count(name)) continue;
+      std::string param = name;
+      std::replace(param.begin(), param.end(), '-', '_');
+      target += param + "=" + PercentEncode(vm[name].as<std::string>()) + "&";
+    }
+    if (vm.count("limit")) target += "limit=" + std::to_string(vm["limit"].as<int>()) + "&";
+  }
+
+  std::string host, port, token, error;
+  if (!SplitHostPort(config.http.listen, &host, &port)) {
+    std::fprintf(stderr, "readingsd query: http.listen: expected host:port\n");
+    return kExitConfig;
+  }
+  host = LoopbackFor(host);
+  if (!config.http.auth_token_file.empty()) {
+    if (!config::ReadSecretFile(config.http.auth_token_file, &token, &error)) {
+      std::fprintf(stderr, "readingsd query: %s\n", error.c_str());
+      return kExitConfig;
+    }
+    token = token.substr(0, token.find('\n'));
+  }
+
+  std::vector<json> items;
+  std::string cursor;
+  do {
+    std::string page_target = target + (cursor.empty() ? "" : "cursor=" + PercentEncode(cursor));
+    HttpGetResult res;
+    if (Status s = HttpGet(host, port, page_target, token, std::chrono::seconds(30), &res); !s.ok()) {
+      std::fprintf(stderr, "readingsd query: is the daemon running? %s\n", s.message().c_str());
+      return kExitUnavailable;
+    }
+    json page = json::parse(res.body, nullptr, false);
+    if (res.status != 200 || page.is_discarded()) {
+      std::fprintf(stderr, "readingsd query: HTTP %d: %s\n", res.status, res.body.c_str());
+      return res.status >= 400 && res.status < 500 ? kExitUsage : kExitUnavailable;
+    }
+    if (vm.count("json")) std::printf("%s\n", page.dump().c_str());
+    for (auto& item : page["items"]) items.push_back(std::move(item));
+    cursor = page.value("nextCursor", "");
+  } while (vm.count("all") && !cursor.empty());
+  if (!vm.count("json")) {
+    PrintTable(items);
+    if (!cursor.empty()) std::printf("(more: --all follows nextCursor)\n");
+  }
+  return kExitOk;
+}
+
+int BackupCommand(const config::Config& config, const std::vector<std::string>& args) {
+  if (args.size() != 1) {
+    std::fprintf(stderr, "usage: readingsd [--config FILE] backup DIR   (DIR must not exist yet)\n");
+    return kExitUsage;
+  }
+  if (std::filesystem::exists(args[0])) {
+    std::fprintf(stderr, "readingsd backup: %s already exists\n", args[0].c_str());
+    return kExitUsage;
+  }
+  storage::StoreOptions options;
+  options.path = config.storage.data_dir;
+  options.read_only = true;  // works while the daemon runs: no lock, a consistent snapshot
+  std::unique_ptr<storage::Store> store;
+  Status s = storage::Store::Open(options, &store);
+  if (s.ok()) s = store->Checkpoint(args[0]);
+  if (!s.ok()) {
+    std::fprintf(stderr, "readingsd backup: %s\n", s.ToString().c_str());
+    return kExitIoErr;
+  }
+  std::printf("backup of %s written to %s; open it with --storage.data_dir=%s\n", options.path.c_str(),
+              args[0].c_str(), args[0].c_str());
+  return kExitOk;
+}
+
+int CheckConfigCommand(const config::Config& config) {
+  std::string secret, error;
+  bool ok = true;
+  for (const auto& [key, path] : {std::pair{"mqtt.password_file", config.mqtt.password_file},
+                                  std::pair{"http.auth_token_file", config.http.auth_token_file}}) {
+    if (!path.empty() && !config::ReadSecretFile(path, &secret, &error)) {
+      std::fprintf(stderr, "%s: %s\n", key, error.c_str());
+      ok = false;
+    }
+  }
+  for (const auto& [key, path] : {std::pair{"mqtt.ca_file", config.mqtt.ca_file},
+                                  std::pair{"mqtt.cert_file", config.mqtt.cert_file},
+                                  std::pair{"mqtt.key_file", config.mqtt.key_file}}) {
+    if (!path.empty() && !std::filesystem::is_regular_file(path)) {
+      std::fprintf(stderr, "%s: %s is not a readable file\n", key, path.c_str());
+      ok = false;
+    }
+  }
+  if (ok) std::printf("configuration ok\n");
+  return ok ? kExitOk : kExitConfig;
+}
+
+}  // namespace readingsd::daemon

@@ -1,0 +1,33 @@
+// readingsd: MQTT sensor readings into RocksDB, time-window queries over HTTP.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "config/config.h"
+#include "daemon/commands.h"
+#include "daemon/service.h"
+
+#ifndef READINGSD_VERSION
+#define READINGSD_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace readingsd;
+  config::Config config;
+  config::CommandLine cmd;
+  std::string error;
+  if (!config::ParseCommandLine(argc, argv, &config, &cmd, &error)) {
+    std::fprintf(stderr, "readingsd: %s\n(readingsd --help lists every option)\n", error.c_str());
+    return daemon::kExitConfig;
+  }
+  switch (cmd.command) {
+    case config::Command::kHelp: std::cout << config::HelpText(); return daemon::kExitOk;
+    case config::Command::kVersion: std::cout << "readingsd " << READINGSD_VERSION << "\n"; return daemon::kExitOk;
+    case config::Command::kPrintConfig: std::cout << config::ToToml(config); return daemon::kExitOk;
+    case config::Command::kCheckConfig: return daemon::CheckConfigCommand(config);
+    case config::Command::kQuery: return daemon::QueryCommand(config, cmd.args);
+    case config::Command::kBackup: return daemon::BackupCommand(config, cmd.args);
+    case config::Command::kRun: return daemon::RunService(config, cmd.config_path);
+  }
+  return daemon::kExitUsage;
+}

@@ -1,0 +1,266 @@
+#include "daemon/service.h"
+
+#include <signal.h>
+#include <systemd/sd-daemon.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "daemon/http_client.h"
+#include "daemon/log.h"
+#include "ingest/mqtt_ingest.h"
+#include "metrics/exporter.h"
+#include "query/http_server.h"
+#include "storage/key.h"
+#include "storage/store.h"
+
+namespace readingsd::daemon {
+namespace {
+
+int ExitCodeFor(const Status& s) {
+  switch (s.code()) {
+    case Status::Code::kBusy: return kExitTempFail;
+    case Status::Code::kCorruption:
+    case Status::Code::kInvalidArgument: return kExitDataErr;
+    default: return kExitIoErr;
+  }
+}
+
+bool ReadTokens(const std::string& path, std::vector<std::string>* tokens, std::string* error) {
+  std::string text;
+  if (!config::ReadSecretFile(path, &text, error)) return false;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line[0] != '#') tokens->push_back(line);
+  }
+  if (tokens->empty()) *error = path + ": no tokens (one per line)";
+  return !tokens->empty();
+}
+
+ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c) {
+  ingest::MqttOptions o;
+  o.host = c.host;
+  o.port = c.port;
+  o.client_id = c.client_id;
+  o.username = c.username;
+  o.topics = c.topics;
+  o.mqtt_v5 = c.protocol == "mqttv5";
+  o.keepalive_seconds = c.keepalive_seconds;
+  o.ca_file = c.ca_file;
+  o.cert_file = c.cert_file;
+  o.key_file = c.key_file;
+  o.tls_insecure = c.tls_insecure;
+  o.dead_letter_topic = c.dead_letter_topic;
+  o.reconnect_min = std::chrono::milliseconds(c.reconnect_min_ms);
+  o.reconnect_max = std::chrono::milliseconds(c.reconnect_max_ms);
+  o.max_batch = c.max_batch;
+  o.payload.device_id_topic = c.device_id_topic;
+  o.payload.max_payload_bytes = c.max_payload_bytes;
+  o.payload.max_batch = c.max_batch;
+  return o;
+}
+
+metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {
+  metrics::HotnessOptions o;
+  o.top_k = c.top_k;
+  o.window = std::chrono::seconds(c.window_seconds);
+  o.partition_wcu_limit = c.partition_wcu_limit;
+  o.low_cardinality_top_share = c.low_cardinality_top_share;
+  o.low_cardinality_min_partitions = c.low_cardinality_min_partitions;
+  return o;
+}
+
+// Blocks the signals we handle in every thread (so the ones started below inherit the mask) and
+// lets the main thread take them synchronously with sigtimedwait.
+sigset_t BlockHandledSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  return set;
+}
+
+}  // namespace
+
+int RunService(const config::Config& config, const std::string& config_path) {
+  Log log(ParseLogLevel(config.log.level));
+  sigset_t signals = BlockHandledSignals();
+
+  std::vector<std::string> tokens;
+  std::string password, error;
+  if (!config.http.auth_token_file.empty() && !ReadTokens(config.http.auth_token_file, &tokens, &error)) {
+    log.Write(LogLevel::kError, "config: http.auth_token_file: " + error);
+    return kExitConfig;
+  }
+  if (!config.mqtt.password_file.empty() && !config::ReadSecretFile(config.mqtt.password_file, &password, &error)) {
+    log.Write(LogLevel::kError, "config: mqtt.password_file: " + error);
+    return kExitConfig;
+  }
+
+  storage::StoreOptions store_options;
+  store_options.path = config.storage.data_dir;
+  store_options.sync = config.storage.sync;
+  store_options.retention = config.storage.retention_seconds;
+  store_options.block_cache_bytes = config.storage.block_cache_mb << 20;
+  std::unique_ptr<storage::Store> store;
+  if (Status s = storage::Store::Open(store_options, &store); !s.ok()) {
+    log.Write(LogLevel::kError, "storage: " + s.ToString());
+    return ExitCodeFor(s);
+  }
+  log.Write(LogLevel::kInfo, "storage: opened " + config.storage.data_dir);
+
+  metrics::Exporter exporter(HotnessOptionsFrom(config.metrics));
+  exporter.SetStoreFiguresSource([&store] {
+    storage::StoreStats st = store->Stats();
+    return metrics::StoreFigures{st.sst_bytes, st.memtable_bytes, st.pending_compaction_bytes, st.stall_micros,
+                                 st.estimated_keys};
+  });
+  std::unique_ptr<ingest::MqttIngest> ingest;
+
+  query::HttpServerOptions http_options;
+  std::string http_host, http_port;
+  if (!SplitHostPort(config.http.listen, &http_host, &http_port)) {
+    log.Write(LogLevel::kError, "config: http.listen: expected host:port, got " + config.http.listen);
+    return kExitConfig;
+  }
+  http_options.address = http_host;
+  http_options.port = static_cast<uint16_t>(std::stoi(http_port));
+  http_options.threads = config.http.threads;
+  http_options.max_body_bytes = config.http.max_body_bytes;
+  http_options.max_header_bytes = config.http.max_header_bytes;
+  http_options.max_limit = config.http.max_limit;
+  http_options.max_page_bytes = config.http.max_page_bytes;
+  http_options.max_connections = config.http.max_connections;
+  http_options.request_timeout = std::chrono::milliseconds(config.http.request_timeout_ms);
+  http_options.bearer_tokens = tokens;
+  http_options.table_name = config.http.table_name;
+
+  query::HttpHooks http_hooks;
+  http_hooks.metrics = [&exporter] { return exporter.Serialize(); };
+  http_hooks.ready = [&ingest](std::string* detail) {
+    if (!ingest) {
+      *detail = "starting";
+      return false;
+    }
+    ingest::IngestState st = ingest->State();
+    std::string warnings = st.session_lost ? "; warning: the broker lost our persistent session once" : "";
+    if (st.store_failing) {
+      *detail = st.last_error + warnings;
+      return false;
+    }
+    if (!st.connected) {
+      *detail = "broker not connected: " + st.last_error + warnings;
+      return false;
+    }
+    *detail = "store open, broker connected" + warnings;
+    return true;
+  };
+  http_hooks.on_request = [&exporter](std::string_view endpoint, double seconds) {
+    exporter.query_seconds(std::string(endpoint)).Observe(seconds);
+  };
+  http_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
+    exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
+  };
+  std::unique_ptr<query::HttpServer> http;
+  if (Status s = query::HttpServer::Start(http_options, store.get(), http_hooks, &http); !s.ok()) {
+    log.Write(LogLevel::kError, "http: " + s.ToString());
+    return s.IsInvalidArgument() ? kExitConfig : kExitUnavailable;
+  }
+  http_port = std::to_string(http->port());
+  log.Write(LogLevel::kInfo, "http: listening on " + http_host + ":" + http_port);
+  http_host = LoopbackFor(http_host);  // from here on: where the watchdog probe connects
+
+  ingest::IngestHooks ingest_hooks;
+  ingest_hooks.log = [&log](LogLevel level, std::string_view msg) { log.Write(level, msg); };
+  ingest_hooks.on_batch_written = [&exporter](std::span<const storage::Reading> batch,
+                                              std::chrono::duration<double> seconds) {
+    exporter.write_batch_size().Observe(static_cast<double>(batch.size()));
+    exporter.write_batch_seconds().Observe(seconds.count());
+    exporter.readings_ingested().Increment(static_cast<double>(batch.size()));
+    for (const auto& r : batch) exporter.hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
+  };
+  ingest_hooks.on_rejected = [&exporter, &log](const ingest::Rejection& r) {
+    std::string reason(ingest::ReasonName(r.reason));
+    exporter.readings_rejected(reason).Increment();
+    log.WriteLimited(reason, LogLevel::kWarning, "ingest: rejected (" + reason + "): " + r.message);
+  };
+  bool ever_connected = false;
+  ingest_hooks.on_connection = [&exporter, &ever_connected](bool connected) {
+    exporter.mqtt_connected().Set(connected ? 1 : 0);
+    if (connected && ever_connected) exporter.mqtt_reconnects().Increment();
+    ever_connected = ever_connected || connected;
+  };
+  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt);
+  ingest_options.password = password;
+  if (Status s = ingest::MqttIngest::Start(ingest_options, store.get(), ingest_hooks, &ingest); !s.ok()) {
+    log.Write(LogLevel::kError, s.ToString());
+    return kExitConfig;
+  }
+
+  // READY once the store is open and the port listens; the broker may come later (/readyz says).
+  sd_notifyf(0, "READY=1\nSTATUS=serving HTTP on port %s, store %s", http_port.c_str(),
+             config.storage.data_dir.c_str());
+  uint64_t watchdog_usec = 0;
+  bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
+  auto tick = watchdog ? std::chrono::microseconds(watchdog_usec / 3) : std::chrono::microseconds(1'000'000);
+  tick = std::min<std::chrono::microseconds>(tick, std::chrono::seconds(1));
+  std::string token = tokens.empty() ? "" : tokens.front();
+
+  for (;;) {
+    timespec timeout{static_cast<time_t>(tick.count() / 1'000'000), static_cast<long>(tick.count() % 1'000'000) * 1000};
+    int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig == SIGTERM || sig == SIGINT) {
+      log.Write(LogLevel::kInfo, std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", stopping");
+      break;
+    }
+    if (sig == SIGHUP) {
+      // What can change without a restart: the log level.
+      config::Config reloaded = config;
+      config::CommandLine cmd;
+      std::string file_error;
+      std::ifstream in(config_path);
+      std::stringstream text;
+      text << in.rdbuf();
+      if (config_path.empty()) {
+        log.Write(LogLevel::kInfo, "SIGHUP: no config file to reload");
+      } else if (!in || !config::ParseToml(text.str(), config_path, &reloaded, &file_error)) {
+        log.Write(LogLevel::kError, "SIGHUP: keeping the running config: " + (in ? file_error : config_path + ": unreadable"));
+      } else {
+        log.SetLevel(ParseLogLevel(reloaded.log.level));
+        log.Write(LogLevel::kInfo, "SIGHUP: reloaded log.level = " + reloaded.log.level);
+      }
+    }
+    if (watchdog) {
+      // Ping only while both halves are alive: the ingest loop turned recently and HTTP answers.
+      bool ingest_alive = std::chrono::steady_clock::now() - ingest->LastLoop() < std::chrono::seconds(10);
+      HttpGetResult probe;
+      bool http_alive = HttpGet(http_host, http_port, "/healthz", token, std::chrono::seconds(2), &probe).ok() &&
+                        probe.status == 200;
+      if (ingest_alive && http_alive) {
+        ingest::IngestState st = ingest->State();
+        sd_notifyf(0, "WATCHDOG=1\nSTATUS=%s; %llu readings written, %llu rejected",
+                   st.connected ? "broker connected" : "broker not connected",
+                   static_cast<unsigned long long>(st.readings_written),
+                   static_cast<unsigned long long>(st.messages_rejected));
+      } else {
+        log.Write(LogLevel::kWarning, std::string("watchdog: not pinging: ") + (ingest_alive ? "" : "ingest loop stuck ") +
+                                          (http_alive ? "" : "HTTP not answering"));
+      }
+    }
+  }
+
+  sd_notify(0, "STOPPING=1\nSTATUS=stopping: finishing in-flight writes");
+  ingest->Stop(std::chrono::seconds(10));
+  http->Stop();
+  ingest::IngestState st = ingest->State();
+  store.reset();
+  log.Write(LogLevel::kInfo, "stopped; " + std::to_string(st.readings_written) + " readings written this run");
+  return kExitOk;
+}
+
+}  // namespace readingsd::daemon

@@ -1,0 +1,24 @@
+// The `run` command: opens the store, serves HTTP, ingests MQTT, talks to systemd, and shuts
+// down cleanly on SIGTERM/SIGINT.
+#pragma once
+
+#include <string>
+
+#include "config/config.h"
+
+namespace readingsd::daemon {
+
+// Exit codes (sysexits.h), chosen so systemd can tell a retryable failure from a fatal one:
+// the unit's RestartPreventExitStatus lists the ones a restart cannot fix.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUsage = 64;    // bad command line
+inline constexpr int kExitDataErr = 65;  // corrupt or foreign data dir: do not restart in a loop
+inline constexpr int kExitUnavailable = 69;  // a port could not be bound
+inline constexpr int kExitIoErr = 74;    // data dir unreadable / unwritable
+inline constexpr int kExitTempFail = 75;  // data dir locked by another process
+inline constexpr int kExitConfig = 78;   // invalid configuration
+
+// `config_path` ("" = none) is re-read on SIGHUP.
+int RunService(const config::Config& config, const std::string& config_path);
+
+}  // namespace readingsd::daemon

@@ -1,0 +1,107 @@
+#include "tests/daemon/daemon_harness.h"
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "daemon/http_client.h"
+#include "storage/key.h"
+#include "tests/support/ports.h"
+
+namespace readingsd::test {
+
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)),
+      dir_("readingsd-daemon"),
+      data_dir_(dir_.File("data")),
+      log_path_(dir_.File("readingsd.log")),
+      http_port_(FreeLoopbackPort()) {}
+
+void Daemon::Start() {
+  std::vector<std::string> argv = {READINGSD_BINARY_PATH,
+                                   "--storage.data_dir=" + data_dir_,
+                                   "--mqtt.port=" + std::to_string(options_.broker_port),
+                                   "--mqtt.client_id=readingsd-under-test",
+                                   "--mqtt.reconnect_min_ms=100",
+                                   "--mqtt.reconnect_max_ms=1000",
+                                   "--http.listen=127.0.0.1:" + std::to_string(http_port_)};
+  argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  process_.emplace(ProcessOptions{argv, options_.env, log_path_});
+  // Up once its HTTP port answers.
+  for (int i = 0; i < 200; ++i) {
+    if (Get(http_port_, "/healthz").first == 200) return;
+    if (!process_->Running()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("readingsd did not start:\n" + log());
+}
+
+std::optional<int> Daemon::Terminate(std::chrono::milliseconds timeout) {
+  process_->Kill(SIGTERM);
+  return process_->Wait(timeout);
+}
+
+void Daemon::Kill9() {
+  process_->Kill(SIGKILL);
+  process_->Wait(std::chrono::seconds(5));
+}
+
+std::string Daemon::log() const {
+  std::ifstream in(log_path_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::set<std::pair<std::string, std::string>> Daemon::StoredKeys(const std::vector<std::string>& devices) const {
+  std::set<std::pair<std::string, std::string>> keys;
+  std::unique_ptr<storage::Store> store;
+  storage::StoreOptions options;
+  options.path = data_dir_;
+  options.read_only = true;
+  if (!storage::Store::Open(options, &store).ok()) return keys;
+  for (const auto& device : devices) {
+    auto it = store->NewIterator(device, "", "");
+    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.emplace(device, std::string(it->sort_key()));
+  }
+  return keys;
+}
+
+std::size_t Daemon::WaitForStored(const std::vector<std::string>& devices, std::size_t n,
+                                  std::chrono::seconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::size_t count = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    count = StoredKeys(devices).size();
+    if (count >= n) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return count;
+}
+
+std::set<std::pair<std::string, std::string>> ExpectedKeys(const tools::GeneratorOptions& options) {
+  std::set<std::pair<std::string, std::string>> keys;
+  for (const auto& r : tools::ExpectedReadings(options)) {
+    std::string sk;
+    if (!storage::NormalizeTimestamp(r.reading_ts, &sk).ok()) throw std::runtime_error("bad generator ts");
+    keys.emplace(r.device_id, sk);
+  }
+  return keys;
+}
+
+std::vector<std::string> DeviceIds(int devices) {
+  std::vector<std::string> ids;
+  for (int d = 0; d < devices; ++d) ids.push_back(tools::DeviceId(d));
+  return ids;
+}
+
+std::pair<int, std::string> Get(int port, const std::string& target) {
+  daemon::HttpGetResult result;
+  if (!daemon::HttpGet("127.0.0.1", std::to_string(port), target, "", std::chrono::seconds(5), &result).ok()) {
+    return {0, ""};
+  }
+  return {result.status, result.body};
+}
+
+}  // namespace readingsd::test

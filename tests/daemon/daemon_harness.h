@@ -1,0 +1,60 @@
+// The real readingsd binary under test: started as a child process against a test broker and a
+// temp data dir, observed through its store (opened read-only beside it) and its HTTP port.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "storage/store.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+#include "tools/reading_generator.h"
+
+namespace readingsd::test {
+
+struct DaemonOptions {
+  int broker_port = 0;
+  std::vector<std::string> extra_args;                       // e.g. --mqtt.max_batch=10
+  std::vector<std::pair<std::string, std::string>> env;      // e.g. NOTIFY_SOCKET
+};
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options);
+  void Start();
+  // SIGTERM; returns the exit status (nullopt if it did not exit within `timeout`).
+  std::optional<int> Terminate(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  void Kill9();
+  bool Running() { return process_ && process_->Running(); }
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
+  int http_port() const { return http_port_; }
+  const std::string& data_dir() const { return data_dir_; }
+  std::string log() const;
+
+  // (deviceId, readingTs) of every stored reading, read through a read-only open.
+  std::set<std::pair<std::string, std::string>> StoredKeys(const std::vector<std::string>& devices) const;
+  // Polls StoredKeys until it has `n` keys or `timeout` passes; returns the last count.
+  std::size_t WaitForStored(const std::vector<std::string>& devices, std::size_t n, std::chrono::seconds timeout) const;
+
+ private:
+  DaemonOptions options_;
+  TempDir dir_;
+  std::string data_dir_;
+  std::string log_path_;
+  int http_port_;
+  std::optional<Process> process_;
+};
+
+// The (deviceId, normalised readingTs) pairs a generator run publishes, and its device ids.
+std::set<std::pair<std::string, std::string>> ExpectedKeys(const tools::GeneratorOptions& options);
+std::vector<std::string> DeviceIds(int devices);
+
+// GET http://127.0.0.1:port/target → (status, body); status 0 when unreachable.
+std::pair<int, std::string> Get(int port, const std::string& target);
+
+}  // namespace readingsd::test

@@ -1,0 +1,184 @@
+// End to end: real mosquitto (the shipped config), the real readingsd binary, readingsd-publish,
+// and the store read back. No reading may be lost or doubled, whatever is killed.
+#include <gtest/gtest.h>
+#include <mosquitto.h>
+
+#include <random>
+#include <thread>
+
+#include "query/query.h"
+#include "tests/daemon/daemon_harness.h"
+#include "tests/support/mosquitto_broker.h"
+#include "tests/support/publisher.h"
+
+namespace readingsd::test {
+namespace {
+
+tools::GeneratorOptions Readings(std::uint64_t count, int devices) {
+  tools::GeneratorOptions g;
+  g.count = count;
+  g.devices = devices;
+  return g;
+}
+
+TEST(IngestE2E, TenThousandReadingsForFiftyDevicesAreQueryableInOrder) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  auto generator = Readings(10000, 50);
+  PublishResult published = RunPublisher({.port = broker.port(), .generator = generator});
+  ASSERT_EQ(published.exit_code, 0) << published.output;
+  ASSERT_EQ(published.acked, 10000u);
+
+  auto devices = DeviceIds(50);
+  EXPECT_EQ(daemon.WaitForStored(devices, 10000, std::chrono::seconds(60)), 10000u) << daemon.log();
+  ASSERT_EQ(daemon.Terminate(), 0) << daemon.log();
+
+  // Every device's readings through the query engine, in time order both ways.
+  std::unique_ptr<storage::Store> store;
+  ASSERT_TRUE(storage::Store::Open({.path = daemon.data_dir()}, &store).ok());
+  auto expected = ExpectedKeys(generator);
+  for (const auto& device : devices) {
+    query::QueryRequest request;
+    ASSERT_TRUE(query::MakeKeyCondition(device, query::SortKeyOp::kAll, "", "", &request.key).ok());
+    query::QueryResult forward, backward;
+    ASSERT_TRUE(query::Query(*store, request, &forward).ok());
+    request.scan_forward = false;
+    ASSERT_TRUE(query::Query(*store, request, &backward).ok());
+    ASSERT_EQ(forward.items.size(), 200u) << device;
+    for (std::size_t i = 0; i < forward.items.size(); ++i) {
+      EXPECT_TRUE(expected.count({device, forward.items[i].sort_key}));
+      if (i > 0) {
+        EXPECT_LT(forward.items[i - 1].sort_key, forward.items[i].sort_key);
+      }
+      EXPECT_EQ(forward.items[i].sort_key, backward.items[forward.items.size() - 1 - i].sort_key);
+    }
+  }
+}
+
+TEST(IngestE2E, KillNineFiveTimesMidStreamLosesAndDoublesNothing) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.max_batch=50"}});
+  daemon.Start();
+  auto generator = Readings(20000, 40);
+  // Paced so the stream outlives the kills: about 5 s of publishing.
+  AsyncPublisher publisher({.port = broker.port(), .generator = generator, .rate = 4000, .timeout = std::chrono::seconds(120)});
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> pause_ms(300, 900);
+  for (int kill = 0; kill < 5; ++kill) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
+    daemon.Kill9();
+    daemon.Start();
+  }
+  PublishResult published = publisher.Wait();
+  ASSERT_EQ(published.exit_code, 0) << published.output;
+  ASSERT_EQ(published.acked, 20000u);
+
+  auto devices = DeviceIds(40);
+  daemon.WaitForStored(devices, 20000, std::chrono::seconds(60));
+  ASSERT_EQ(daemon.Terminate(), 0) << daemon.log();
+  auto stored = daemon.StoredKeys(devices);
+  auto expected = ExpectedKeys(generator);
+  EXPECT_EQ(stored.size(), expected.size());  // a key is stored once: redeliveries collapse
+  EXPECT_TRUE(stored == expected) << "missing or foreign readings after 5 kill -9";
+}
+
+TEST(IngestE2E, BrokerRestartMidStreamLosesNothing) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  auto generator = Readings(10000, 20);
+  AsyncPublisher publisher({.port = broker.port(), .generator = generator, .rate = 4000, .timeout = std::chrono::seconds(120)});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  broker.Stop();  // persistence on: the sessions and queued messages are saved
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  broker.Start();
+  PublishResult published = publisher.Wait();
+  ASSERT_EQ(published.exit_code, 0) << published.output;
+  auto devices = DeviceIds(20);
+  EXPECT_EQ(daemon.WaitForStored(devices, 10000, std::chrono::seconds(60)), 10000u) << daemon.log();
+  EXPECT_TRUE(daemon.StoredKeys(devices) == ExpectedKeys(generator));
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST(IngestE2E, ReadingsPublishedWhileTheDaemonIsDownArriveAfterRestart) {
+  MosquittoBroker broker;  // the shipped config: no 1000-message cap on the offline queue
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();  // creates the persistent session and its subscription
+  ASSERT_EQ(daemon.Terminate(), 0);
+  auto generator = Readings(20000, 25);
+  PublishResult published = RunPublisher({.port = broker.port(), .generator = generator});
+  ASSERT_EQ(published.exit_code, 0) << published.output;
+  daemon.Start();
+  auto devices = DeviceIds(25);
+  EXPECT_EQ(daemon.WaitForStored(devices, 20000, std::chrono::seconds(60)), 20000u) << daemon.log();
+  EXPECT_TRUE(daemon.StoredKeys(devices) == ExpectedKeys(generator));
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+// Publishes each (topic, payload) at QoS 1 and waits for every PUBACK.
+void PublishAll(int port, const std::vector<std::pair<std::string, std::string>>& messages) {
+  mosquitto_lib_init();
+  mosquitto* m = mosquitto_new("bad-payload-publisher", true, nullptr);
+  ASSERT_EQ(mosquitto_connect(m, "127.0.0.1", port, 30), MOSQ_ERR_SUCCESS);
+  static int acked;
+  acked = 0;
+  mosquitto_publish_callback_set(m, [](mosquitto*, void*, int) { ++acked; });
+  for (const auto& [topic, payload] : messages) {
+    ASSERT_EQ(mosquitto_publish(m, nullptr, topic.c_str(), static_cast<int>(payload.size()), payload.data(), 1, false),
+              MOSQ_ERR_SUCCESS);
+  }
+  for (int i = 0; i < 500 && acked < static_cast<int>(messages.size()); ++i) mosquitto_loop(m, 20, 1);
+  EXPECT_EQ(acked, static_cast<int>(messages.size()));
+  mosquitto_disconnect(m);
+  mosquitto_destroy(m);
+}
+
+double MetricValue(const std::string& metrics, const std::string& series) {
+  auto at = metrics.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(metrics.substr(at + series.size() + 2));
+}
+
+TEST(IngestE2E, BadPayloadsAreCountedByReasonAndGoodOnesAllStored) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.max_payload_bytes=2000"}});
+  daemon.Start();
+  std::vector<std::pair<std::string, std::string>> messages;
+  int good = 0;
+  auto ok = [&](int i) {
+    ++good;
+    return std::pair<std::string, std::string>{"sensors/good1/readings",
+                                               R"({"readingTs":"2026-06-23T08:00:)" + std::string(i < 10 ? "0" : "") +
+                                                   std::to_string(i) + R"(Z","temperature":)" + std::to_string(i) + "}"};
+  };
+  for (int i = 0; i < 60; ++i) {
+    messages.push_back(ok(i));
+    switch (i % 10) {
+      case 0: messages.push_back({"sensors/x/readings", "{not json"}); break;
+      case 1: messages.push_back({"sensors/x/readings", R"({"temperature":1})"}); break;
+      case 2: messages.push_back({"sensors/x/readings", R"({"readingTs":"yesterday"})"}); break;
+      case 3: messages.push_back({"sensors/bad id/readings", R"({"readingTs":"2026-06-23T08:00:00Z"})"}); break;
+      case 4: messages.push_back({"sensors/x/readings", std::string(3000, '[')}); break;
+      case 5: messages.push_back({"sensors/x/readings", R"({"deviceId":"y","readingTs":"2026-06-23T08:00:00Z"})"}); break;
+      case 6: messages.push_back({"sensors/x/readings", R"({"readingTs":"2026-06-23T08:00:00Z","m":{"a":1}})"}); break;
+      case 7: messages.push_back({"sensors/x/readings", "[]"}); break;
+      case 8: messages.push_back({"sensors/x/readings", "42"}); break;
+      default: break;
+    }
+  }
+  PublishAll(broker.port(), messages);
+  EXPECT_EQ(daemon.WaitForStored({"good1"}, good, std::chrono::seconds(30)), static_cast<std::size_t>(good));
+  auto [status, metrics] = Get(daemon.http_port(), "/metrics");
+  ASSERT_EQ(status, 200);
+  for (const char* reason : {"malformed_json", "missing_timestamp", "invalid_timestamp", "invalid_device_id",
+                             "oversize", "device_id_mismatch", "invalid_attribute", "empty_batch", "not_an_object"}) {
+    EXPECT_EQ(MetricValue(metrics, std::string("readingsd_readings_rejected_total{reason=\"") + reason + "\"}"), 6)
+        << reason;
+  }
+  EXPECT_EQ(MetricValue(metrics, "readingsd_readings_ingested_total"), good);
+  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon.StoredKeys({"good1", "x", "y"}).size(), static_cast<std::size_t>(good));
+}
+
+}  // namespace
+}  // namespace readingsd::test
