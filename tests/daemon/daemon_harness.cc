@@ -19,7 +19,7 @@ Daemon::Daemon(DaemonOptions options)
       http_port_(FreeLoopbackPort()) {}
 
 void Daemon::Start() {
-  std::vector<std::string> argv = {READINGSD_BINARY_PATH,
+  std::vector<std::string> argv = {ReadingsdBinary(),
                                    "--storage.data_dir=" + data_dir_,
                                    "--mqtt.port=" + std::to_string(options_.broker_port),
                                    "--mqtt.client_id=readingsd-under-test",
@@ -54,11 +54,12 @@ std::string Daemon::log() const {
   return text.str();
 }
 
-std::set<std::pair<std::string, std::string>> Daemon::StoredKeys(const std::vector<std::string>& devices) const {
+std::set<std::pair<std::string, std::string>> StoredKeys(const std::string& data_dir,
+                                                        const std::vector<std::string>& devices) {
   std::set<std::pair<std::string, std::string>> keys;
   std::unique_ptr<storage::Store> store;
   storage::StoreOptions options;
-  options.path = data_dir_;
+  options.path = data_dir;
   options.read_only = true;
   if (!storage::Store::Open(options, &store).ok()) return keys;
   for (const auto& device : devices) {
@@ -94,6 +95,20 @@ std::vector<std::string> DeviceIds(int devices) {
   std::vector<std::string> ids;
   for (int d = 0; d < devices; ++d) ids.push_back(tools::DeviceId(d));
   return ids;
+}
+
+std::string ReadingsdBinary() { return READINGSD_BINARY_PATH; }
+
+std::pair<int, std::string> RunReadingsd(const std::vector<std::string>& args) {
+  TempDir dir("readingsd-run");
+  std::vector<std::string> argv = {ReadingsdBinary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Process process(ProcessOptions{argv, {}, dir.File("out")});
+  auto status = process.Wait(std::chrono::seconds(60));
+  std::ifstream in(dir.File("out"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return {status.value_or(-1), text.str()};
 }
 
 std::pair<int, std::string> Get(int port, const std::string& target) {

@@ -17,6 +17,11 @@
 
 namespace readingsd::test {
 
+// (deviceId, readingTs) of every reading stored in `data_dir` for `devices`, read through a
+// read-only open (so it works beside a running daemon).
+std::set<std::pair<std::string, std::string>> StoredKeys(const std::string& data_dir,
+                                                        const std::vector<std::string>& devices);
+
 struct DaemonOptions {
   int broker_port = 0;
   std::vector<std::string> extra_args;                       // e.g. --mqtt.max_batch=10
@@ -36,8 +41,9 @@ class Daemon {
   const std::string& data_dir() const { return data_dir_; }
   std::string log() const;
 
-  // (deviceId, readingTs) of every stored reading, read through a read-only open.
-  std::set<std::pair<std::string, std::string>> StoredKeys(const std::vector<std::string>& devices) const;
+  std::set<std::pair<std::string, std::string>> StoredKeys(const std::vector<std::string>& devices) const {
+    return test::StoredKeys(data_dir_, devices);
+  }
   // Polls StoredKeys until it has `n` keys or `timeout` passes; returns the last count.
   std::size_t WaitForStored(const std::vector<std::string>& devices, std::size_t n, std::chrono::seconds timeout) const;
 
@@ -53,6 +59,12 @@ class Daemon {
 // The (deviceId, normalised readingTs) pairs a generator run publishes, and its device ids.
 std::set<std::pair<std::string, std::string>> ExpectedKeys(const tools::GeneratorOptions& options);
 std::vector<std::string> DeviceIds(int devices);
+
+// The path of the readingsd binary under test.
+std::string ReadingsdBinary();
+
+// Runs readingsd with `args` to completion; returns its exit status and what it printed.
+std::pair<int, std::string> RunReadingsd(const std::vector<std::string>& args);
 
 // GET http://127.0.0.1:port/target → (status, body); status 0 when unreachable.
 std::pair<int, std::string> Get(int port, const std::string& target);
