@@ -23,7 +23,8 @@ namespace {
 
 constexpr std::string_view kTargetPrefix = "DynamoDB_20120810.";
 constexpr std::string_view kErrorTypePrefix = "com.amazonaws.dynamodb.v20120810#";
-constexpr std::string_view kReadOnly = " is not supported: the table is read-only over HTTP (readings arrive over MQTT)";
+constexpr std::string_view kReadOnly =
+    " is not supported: the table is read-only over HTTP (readings arrive over MQTT)";
 
 HttpResponse DynamoDbResponse(const ApiContext& context, http::status status, const Json& body) {
   HttpResponse res{status, 11};
@@ -36,12 +37,15 @@ HttpResponse DynamoDbResponse(const ApiContext& context, http::status status, co
   return res;
 }
 
-HttpResponse Ok(const ApiContext& context, const Json& body) { return DynamoDbResponse(context, http::status::ok, body); }
+HttpResponse Ok(const ApiContext& context, const Json& body) {
+  return DynamoDbResponse(context, http::status::ok, body);
+}
 
 // InvalidArgument is the caller's ValidationException and NotFound the table it named; anything
 // else is the store failing.
 HttpResponse ErrorFromStatus(const ApiContext& context, const Status& s) {
-  if (s.IsInvalidArgument()) return DynamoDbError(context, http::status::bad_request, "ValidationException", s.message());
+  if (s.IsInvalidArgument())
+    return DynamoDbError(context, http::status::bad_request, "ValidationException", s.message());
   if (s.IsNotFound()) {
     return DynamoDbError(context, http::status::bad_request, "ResourceNotFoundException", s.message());
   }
@@ -51,7 +55,8 @@ HttpResponse ErrorFromStatus(const ApiContext& context, const Status& s) {
 Status CheckTable(const ApiContext& context, const std::optional<std::string>& table) {
   if (!table) {
     return Status::InvalidArgument(
-        "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null");
+        "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must "
+        "not be null");
   }
   if (*table != context.options.table_name) return Status::NotFound("Requested resource not found");
   return Status::OK();
@@ -59,18 +64,20 @@ Status CheckTable(const ApiContext& context, const std::optional<std::string>& t
 
 // Every operation names the members it understands; anything else is refused rather than
 // silently ignored, the legacy (pre-expression) parameters with their replacement.
-Status CheckMembers(const Json& request, std::string_view operation, std::initializer_list<std::string_view> accepted) {
+Status CheckMembers(const Json& request, std::string_view operation,
+                    std::initializer_list<std::string_view> accepted) {
   static const std::map<std::string_view, std::string_view> kLegacy = {
-      {"KeyConditions", "KeyConditionExpression"},  {"QueryFilter", "FilterExpression"},
-      {"ConditionalOperator", "FilterExpression"}, {"AttributesToGet", "ProjectionExpression"},
-      {"ScanFilter", "FilterExpression"},
+      {"KeyConditions", "KeyConditionExpression"},
+      {"QueryFilter", "FilterExpression"},
+      {"ConditionalOperator", "FilterExpression"},
+      {"AttributesToGet", "ProjectionExpression"},
   };
   for (const auto& [name, value] : request.items()) {
     if (std::find(accepted.begin(), accepted.end(), name) != accepted.end()) continue;
     const std::string prefix = std::string(operation) + ": parameter " + name + " is not supported";
     auto legacy = kLegacy.find(name);
-    return Status::InvalidArgument(legacy == kLegacy.end() ? prefix
-                                                           : prefix + " (legacy); use " + std::string(legacy->second));
+    return Status::InvalidArgument(
+        legacy == kLegacy.end() ? prefix : prefix + " (legacy); use " + std::string(legacy->second));
   }
   return Status::OK();
 }
@@ -122,8 +129,9 @@ Json ToAttributeValue(const storage::AttributeValue& value) {
 // Readings hold S, N and BOOL values only; other DynamoDB types could never compare equal.
 Status FromAttributeValue(const Json& av, std::string_view where, storage::AttributeValue* out) {
   if (!av.is_object() || av.size() != 1) {
-    return Status::InvalidArgument(std::string(where) +
-                                   ": Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
+    return Status::InvalidArgument(
+        std::string(where) +
+        ": Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
   }
   const std::string& type = av.begin().key();
   const Json& value = av.begin().value();
@@ -136,7 +144,8 @@ Status FromAttributeValue(const Json& av, std::string_view where, storage::Attri
     double d = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
     if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(d)) {
-      return Status::InvalidArgument(std::string(where) + ": The parameter cannot be converted to a numeric value: " + text);
+      return Status::InvalidArgument(std::string(where) +
+                                     ": The parameter cannot be converted to a numeric value: " + text);
     }
     *out = d;
   } else {
@@ -155,10 +164,12 @@ Json KeyJson(std::string_view device_id, std::string_view sort_key) {
 
 // {"deviceId":{"S":…},"readingTs":{"S":…}}; the timestamp may be any accepted ISO-8601 form.
 Status ParseKey(const Json& key, std::string_view what, std::string* device_id, std::string* sort_key) {
-  const Status mismatch = Status::InvalidArgument(std::string(what) + ": The provided key element does not match the schema");
+  const Status mismatch =
+      Status::InvalidArgument(std::string(what) + ": The provided key element does not match the schema");
   auto string_member = [&key](std::string_view name) -> const Json* {
     auto it = key.find(name);
-    if (it == key.end() || !it->is_object() || it->size() != 1 || !it->contains("S") || !(*it)["S"].is_string()) {
+    if (it == key.end() || !it->is_object() || it->size() != 1 || !it->contains("S") ||
+        !(*it)["S"].is_string()) {
       return nullptr;
     }
     return &(*it)["S"];
@@ -210,7 +221,8 @@ Status ParseExpressionAttributes(const Json& request, Expressions* out) {
     if (names->empty()) return Status::InvalidArgument("ExpressionAttributeNames must not be empty");
     for (const auto& [placeholder, name] : names->items()) {
       if (!name.is_string()) {
-        return Status::InvalidArgument("ExpressionAttributeNames contains invalid value for key " + placeholder);
+        return Status::InvalidArgument("ExpressionAttributeNames contains invalid value for key " +
+                                       placeholder);
       }
       out->names[placeholder] = name.get<std::string>();
     }
@@ -218,8 +230,9 @@ Status ParseExpressionAttributes(const Json& request, Expressions* out) {
   if (values) {
     if (values->empty()) return Status::InvalidArgument("ExpressionAttributeValues must not be empty");
     for (const auto& [placeholder, av] : values->items()) {
-      Status s = FromAttributeValue(av, "ExpressionAttributeValues contains invalid value for key " + placeholder,
-                                    &out->values[placeholder]);
+      Status s =
+          FromAttributeValue(av, "ExpressionAttributeValues contains invalid value for key " + placeholder,
+                             &out->values[placeholder]);
       if (!s.ok()) return s;
     }
   }
@@ -234,11 +247,11 @@ struct ParsedQuery {
 };
 
 Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* query) {
-  if (Status s = CheckMembers(body, "Query",
-                              {"TableName", "KeyConditionExpression", "ExpressionAttributeNames",
-                               "ExpressionAttributeValues", "FilterExpression", "ProjectionExpression", "Limit",
-                               "ScanIndexForward", "ExclusiveStartKey", "Select", "ConsistentRead",
-                               "ReturnConsumedCapacity"});
+  if (Status s = CheckMembers(
+          body, "Query",
+          {"TableName", "KeyConditionExpression", "ExpressionAttributeNames", "ExpressionAttributeValues",
+           "FilterExpression", "ProjectionExpression", "Limit", "ScanIndexForward", "ExclusiveStartKey",
+           "Select", "ConsistentRead", "ReturnConsumedCapacity"});
       !s.ok()) {
     return s;
   }
@@ -246,10 +259,11 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
   std::optional<int64_t> limit;
   std::optional<bool> forward;
   std::optional<Json> start;
-  for (Status s : {Get(body, "TableName", &table), Get(body, "KeyConditionExpression", &key_text),
-                   Get(body, "FilterExpression", &filter_text), Get(body, "ProjectionExpression", &projection_text),
-                   Get(body, "Select", &select), Get(body, "Limit", &limit), Get(body, "ScanIndexForward", &forward),
-                   Get(body, "ExclusiveStartKey", &start), CheckTable(context, table)}) {
+  for (Status s :
+       {Get(body, "TableName", &table), Get(body, "KeyConditionExpression", &key_text),
+        Get(body, "FilterExpression", &filter_text), Get(body, "ProjectionExpression", &projection_text),
+        Get(body, "Select", &select), Get(body, "Limit", &limit), Get(body, "ScanIndexForward", &forward),
+        Get(body, "ExclusiveStartKey", &start), CheckTable(context, table)}) {
     if (!s.ok()) return s;
   }
   if (!key_text) {
@@ -261,12 +275,14 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
 
   std::string device_id, a, b;
   SortKeyOp op = SortKeyOp::kAll;
-  if (Status s = ParseKeyConditionExpression(*key_text, expressions.context, &device_id, &op, &a, &b); !s.ok()) {
+  if (Status s = ParseKeyConditionExpression(*key_text, expressions.context, &device_id, &op, &a, &b);
+      !s.ok()) {
     return s;
   }
   if (Status s = MakeKeyCondition(device_id, op, a, b, &query->request.key); !s.ok()) return s;
   if (filter_text) {
-    if (Status s = ParseFilterExpression(*filter_text, expressions.context, &query->filter); !s.ok()) return s;
+    if (Status s = ParseFilterExpression(*filter_text, expressions.context, &query->filter); !s.ok())
+      return s;
     query->request.filter = query->filter.get();
   }
   if (projection_text) {
@@ -274,20 +290,22 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
     Status s = ParseProjectionExpression(*projection_text, expressions.context, &*query->projection);
     if (!s.ok()) return s;
   }
-  Status used = CheckPlaceholdersUsed(
-      expressions.context, {*key_text, filter_text.value_or(""), projection_text.value_or("")});
+  Status used = CheckPlaceholdersUsed(expressions.context,
+                                      {*key_text, filter_text.value_or(""), projection_text.value_or("")});
   if (!used.ok()) return used;
 
   if (select && *select == "COUNT") {
-    if (projection_text) return Status::InvalidArgument("Cannot specify a ProjectionExpression when Select is COUNT");
+    if (projection_text)
+      return Status::InvalidArgument("Cannot specify a ProjectionExpression when Select is COUNT");
     query->count_only = true;
   } else if (select && *select == "SPECIFIC_ATTRIBUTES") {
     if (!projection_text) {
       return Status::InvalidArgument("Select SPECIFIC_ATTRIBUTES requires a ProjectionExpression");
     }
   } else if (select && *select != "ALL_ATTRIBUTES") {
-    return Status::InvalidArgument("Select " + *select +
-                                   " is not supported (ALL_ATTRIBUTES, SPECIFIC_ATTRIBUTES or COUNT; the table has no indexes)");
+    return Status::InvalidArgument(
+        "Select " + *select +
+        " is not supported (ALL_ATTRIBUTES, SPECIFIC_ATTRIBUTES or COUNT; the table has no indexes)");
   }
 
   // DynamoDB may end a page early and does so at 1 MB; max_limit is one more such bound, so a
@@ -303,11 +321,13 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
   query->request.max_page_bytes = context.options.max_page_bytes;
   if (start) {
     std::string start_device;
-    if (Status s = ParseKey(*start, "ExclusiveStartKey", &start_device, &query->request.exclusive_start); !s.ok()) {
+    if (Status s = ParseKey(*start, "ExclusiveStartKey", &start_device, &query->request.exclusive_start);
+        !s.ok()) {
       return s;
     }
     if (start_device != device_id) {
-      return Status::InvalidArgument("The provided starting key is outside query boundaries based on provided conditions");
+      return Status::InvalidArgument(
+          "The provided starting key is outside query boundaries based on provided conditions");
     }
   }
   return Status::OK();
@@ -328,12 +348,13 @@ HttpResponse QueryOp(const ApiContext& context, const Json& body) {
   }
   response["Count"] = result.count;
   response["ScannedCount"] = result.scanned_count;
-  if (result.last_evaluated_sort_key) response["LastEvaluatedKey"] = KeyJson(device_id, *result.last_evaluated_sort_key);
+  if (result.last_evaluated_sort_key)
+    response["LastEvaluatedKey"] = KeyJson(device_id, *result.last_evaluated_sort_key);
   return Ok(context, response);
 }
 
-Status ParseGetItem(const ApiContext& context, const Json& body, std::string* device_id, std::string* sort_key,
-                   std::optional<std::vector<std::string>>* projection) {
+Status ParseGetItem(const ApiContext& context, const Json& body, std::string* device_id,
+                    std::string* sort_key, std::optional<std::vector<std::string>>* projection) {
   if (Status s = CheckMembers(body, "GetItem",
                               {"TableName", "Key", "ProjectionExpression", "ExpressionAttributeNames",
                                "ConsistentRead", "ReturnConsumedCapacity"});
@@ -348,7 +369,8 @@ Status ParseGetItem(const ApiContext& context, const Json& body, std::string* de
   }
   if (!key) {
     return Status::InvalidArgument(
-        "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null");
+        "1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be "
+        "null");
   }
   if (Status s = ParseKey(*key, "Key", device_id, sort_key); !s.ok()) return s;
   Expressions expressions;
@@ -365,7 +387,8 @@ Status ParseGetItem(const ApiContext& context, const Json& body, std::string* de
 HttpResponse GetItemOp(const ApiContext& context, const Json& body) {
   std::string device_id, sort_key;
   std::optional<std::vector<std::string>> projection;
-  if (Status s = ParseGetItem(context, body, &device_id, &sort_key, &projection); !s.ok()) return ErrorFromStatus(context, s);
+  if (Status s = ParseGetItem(context, body, &device_id, &sort_key, &projection); !s.ok())
+    return ErrorFromStatus(context, s);
 
   storage::Reading reading;
   Status s = context.store.Get(device_id, sort_key, &reading);
@@ -373,7 +396,8 @@ HttpResponse GetItemOp(const ApiContext& context, const Json& body) {
     ReportPartitionRead(context, device_id, 0, {});
     return Ok(context, Json::object());
   }
-  if (!s.ok()) return DynamoDbError(context, http::status::internal_server_error, "InternalServerError", s.ToString());
+  if (!s.ok())
+    return DynamoDbError(context, http::status::internal_server_error, "InternalServerError", s.ToString());
   ReportPartitionRead(context, device_id, 1, std::span<const storage::Reading>(&reading, 1));
   Json response = Json::object();
   response["Item"] = ItemJson(reading, projection);
@@ -393,9 +417,10 @@ HttpResponse DescribeTableOp(const ApiContext& context, const Json& body) {
     if (!s.ok()) return ErrorFromStatus(context, s);
   }
   if (Status s = CheckTable(context, table); !s.ok()) {
-    return ErrorFromStatus(context, s.IsNotFound() ? Status::NotFound("Requested resource not found: Table: " +
-                                                                      *table + " not found")
-                                                   : s);
+    return ErrorFromStatus(
+        context, s.IsNotFound()
+                     ? Status::NotFound("Requested resource not found: Table: " + *table + " not found")
+                     : s);
   }
   const storage::StoreStats stats = context.store.Stats();
   const std::string& name = context.options.table_name;
@@ -405,11 +430,13 @@ HttpResponse DescribeTableOp(const ApiContext& context, const Json& body) {
   description["TableStatus"] = "ACTIVE";
   description["KeySchema"] = Json::array({KeyAttribute(storage::kDeviceIdAttribute, "KeyType", "HASH"),
                                           KeyAttribute(storage::kReadingTsAttribute, "KeyType", "RANGE")});
-  description["AttributeDefinitions"] = Json::array({KeyAttribute(storage::kDeviceIdAttribute, "AttributeType", "S"),
-                                                     KeyAttribute(storage::kReadingTsAttribute, "AttributeType", "S")});
+  description["AttributeDefinitions"] =
+      Json::array({KeyAttribute(storage::kDeviceIdAttribute, "AttributeType", "S"),
+                   KeyAttribute(storage::kReadingTsAttribute, "AttributeType", "S")});
   // RocksDB's estimate, as DynamoDB's own ItemCount is an estimate refreshed now and then.
   description["ItemCount"] = stats.estimated_keys;
-  description["TableSizeBytes"] = stats.sst_bytes + stats.memtable_bytes;
+  // Flushed data on disk, compressed: the memtable figure is arena memory, not item bytes.
+  description["TableSizeBytes"] = stats.sst_bytes;
   // The store keeps no creation time; the server's start is the closest honest instant.
   description["CreationDateTime"] =
       std::chrono::duration<double>(context.server_started.time_since_epoch()).count();
@@ -449,7 +476,7 @@ constexpr Operation kOperations[] = {
     {"ListTables", "dynamodb.ListTables", &ListTablesOp},
 };
 
-constexpr std::string_view kWriteOperations[] = {"PutItem",        "UpdateItem",  "DeleteItem",
+constexpr std::string_view kWriteOperations[] = {"PutItem",        "UpdateItem",         "DeleteItem",
                                                  "BatchWriteItem", "TransactWriteItems", "CreateTable",
                                                  "UpdateTable",    "DeleteTable"};
 
@@ -465,7 +492,8 @@ HttpResponse DynamoDbError(const ApiContext& context, http::status status, std::
   return res;
 }
 
-HttpResponse HandleDynamoDbRequest(const ApiContext& context, const HttpRequest& request, std::string_view* endpoint) {
+HttpResponse HandleDynamoDbRequest(const ApiContext& context, const HttpRequest& request,
+                                   std::string_view* endpoint) {
   *endpoint = "dynamodb.other";
   if (request.method() != http::verb::post) {
     HttpResponse res = DynamoDbError(context, http::status::method_not_allowed, "UnknownOperationException",
@@ -484,11 +512,14 @@ HttpResponse HandleDynamoDbRequest(const ApiContext& context, const HttpRequest&
     if (op.name == name) operation = &op;
   }
   if (!operation) {
-    const bool write = std::find(std::begin(kWriteOperations), std::end(kWriteOperations), name) != std::end(kWriteOperations);
-    return write ? ErrorFromStatus(context, Status::InvalidArgument(std::string(name) + std::string(kReadOnly)))
-                 : DynamoDbError(context, http::status::bad_request, "UnknownOperationException",
-                                 "operation " + std::string(name) +
-                                     " is not supported (readingsd serves Query, GetItem, DescribeTable and ListTables)");
+    const bool write = std::find(std::begin(kWriteOperations), std::end(kWriteOperations), name) !=
+                       std::end(kWriteOperations);
+    return write
+               ? ErrorFromStatus(context, Status::InvalidArgument(std::string(name) + std::string(kReadOnly)))
+               : DynamoDbError(
+                     context, http::status::bad_request, "UnknownOperationException",
+                     "operation " + std::string(name) +
+                         " is not supported (readingsd serves Query, GetItem, DescribeTable and ListTables)");
   }
   *endpoint = operation->endpoint;
   const Json body = Json::parse(request.body(), nullptr, /*allow_exceptions=*/false);

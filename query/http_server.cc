@@ -93,10 +93,11 @@ HttpResponse Dispatch(ServerState& state, const HttpRequest& request, std::strin
   const std::string_view path = target.substr(0, target.find('?'));
   if (path != "/healthz" && !Authorized(state.options.bearer_tokens, request)) {
     *endpoint = "unauthorized";
-    HttpResponse res = request.count("X-Amz-Target")
-                           ? DynamoDbError(context, http::status::unauthorized, "UnrecognizedClientException",
-                                           "The security token included in the request is invalid.")
-                           : NativeError(http::status::unauthorized, "Unauthorized", "missing or invalid credentials");
+    HttpResponse res =
+        request.count("X-Amz-Target")
+            ? DynamoDbError(context, http::status::unauthorized, "UnrecognizedClientException",
+                            "The security token included in the request is invalid.")
+            : NativeError(http::status::unauthorized, "Unauthorized", "missing or invalid credentials");
     res.set(http::field::www_authenticate, "Bearer");
     return res;
   }
@@ -112,7 +113,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   ~Session() { --state_->connections; }
 
-  void Run() { net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::Read, shared_from_this())); }
+  void Run() {
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::Read, shared_from_this()));
+  }
 
  private:
   void Read() {
@@ -122,7 +125,8 @@ class Session : public std::enable_shared_from_this<Session> {
     // One deadline for the whole request, not one per read: a client that trickles bytes (slow
     // loris) or idles on a keep-alive connection is cut off when it passes.
     stream_.expires_after(state_->options.request_timeout);
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
   void OnRead(beast::error_code ec, std::size_t) {
@@ -131,14 +135,17 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpResponse response;
     bool keep_alive = false;
     if (ec == http::error::header_limit) {
-      response = NativeError(http::status::request_header_fields_too_large, "HeaderTooLarge",
-                             "request header larger than " + std::to_string(state_->options.max_header_bytes) + " bytes");
+      response = NativeError(
+          http::status::request_header_fields_too_large, "HeaderTooLarge",
+          "request header larger than " + std::to_string(state_->options.max_header_bytes) + " bytes");
     } else if (ec == http::error::body_limit) {
-      response = NativeError(http::status::payload_too_large, "PayloadTooLarge",
-                             "request body larger than " + std::to_string(state_->options.max_body_bytes) + " bytes");
+      response = NativeError(
+          http::status::payload_too_large, "PayloadTooLarge",
+          "request body larger than " + std::to_string(state_->options.max_body_bytes) + " bytes");
     } else if (ec && ec != http::error::end_of_stream && ec != http::error::partial_message &&
                ec.category() == http::make_error_code(http::error::bad_target).category()) {
-      response = NativeError(http::status::bad_request, "BadRequest", "malformed HTTP request: " + ec.message());
+      response =
+          NativeError(http::status::bad_request, "BadRequest", "malformed HTTP request: " + ec.message());
     } else if (ec) {
       return Close();  // the peer left, timed out, or the socket failed: nobody to answer
     } else {
@@ -155,8 +162,8 @@ class Session : public std::enable_shared_from_this<Session> {
     response.keep_alive(keep_alive);
     response.prepare_payload();
     if (state_->hooks.on_request) {
-      state_->hooks.on_request(endpoint,
-                               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      state_->hooks.on_request(
+          endpoint, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
     Write(std::move(response));
   }
@@ -189,10 +196,14 @@ class Session : public std::enable_shared_from_this<Session> {
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
   Listener(net::io_context& ioc, tcp::acceptor acceptor, std::shared_ptr<ServerState> state)
-      : ioc_(ioc), acceptor_(std::move(acceptor)), retry_(acceptor_.get_executor()), state_(std::move(state)) {}
+      : ioc_(ioc),
+        acceptor_(std::move(acceptor)),
+        retry_(acceptor_.get_executor()),
+        state_(std::move(state)) {}
 
   void Accept() {
-    acceptor_.async_accept(net::make_strand(ioc_), beast::bind_front_handler(&Listener::OnAccept, shared_from_this()));
+    acceptor_.async_accept(net::make_strand(ioc_),
+                           beast::bind_front_handler(&Listener::OnAccept, shared_from_this()));
   }
 
  private:
@@ -223,16 +234,17 @@ class Listener : public std::enable_shared_from_this<Listener> {
 };
 
 Status ValidateOptions(const HttpServerOptions& options) {
-  if (options.threads < 1) return Status::InvalidArgument("http: threads must be at least 1");
-  if (options.max_connections < 1) return Status::InvalidArgument("http: max_connections must be at least 1");
-  if (options.max_limit < 1) return Status::InvalidArgument("http: max_limit must be at least 1");
+  if (options.threads < 1) return Status::InvalidArgument("threads must be at least 1");
+  if (options.max_connections < 1) return Status::InvalidArgument("max_connections must be at least 1");
+  if (options.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
   if (options.max_header_bytes < 1 || options.max_header_bytes > UINT32_MAX) {
-    return Status::InvalidArgument("http: max_header_bytes must be from 1 to 2^32-1");
+    return Status::InvalidArgument("max_header_bytes must be from 1 to 2^32-1");
   }
-  if (options.request_timeout.count() <= 0) return Status::InvalidArgument("http: request_timeout must be positive");
-  if (options.table_name.empty()) return Status::InvalidArgument("http: table_name must not be empty");
+  if (options.request_timeout.count() <= 0)
+    return Status::InvalidArgument("request_timeout must be positive");
+  if (options.table_name.empty()) return Status::InvalidArgument("table_name must not be empty");
   for (const std::string& token : options.bearer_tokens) {
-    if (token.empty()) return Status::InvalidArgument("http: a bearer token is empty");
+    if (token.empty()) return Status::InvalidArgument("a bearer token is empty");
   }
   return Status::OK();
 }
@@ -258,7 +270,7 @@ uint16_t HttpServer::port() const { return impl_->port; }
 Status HttpServer::Start(const HttpServerOptions& options, const storage::Store* store, HttpHooks hooks,
                          std::unique_ptr<HttpServer>* server) {
   if (Status s = ValidateOptions(options); !s.ok()) return s;
-  if (!store) return Status::InvalidArgument("http: no store");
+  if (!store) return Status::InvalidArgument("no store");
   auto impl = std::make_unique<Impl>();
   impl->state = std::make_shared<ServerState>();
   impl->state->options = options;
@@ -269,14 +281,17 @@ Status HttpServer::Start(const HttpServerOptions& options, const storage::Store*
 
   beast::error_code ec;
   const auto address = net::ip::make_address(options.address, ec);
-  if (ec) return Status::InvalidArgument("http: address \"" + options.address + "\": " + ec.message());
+  if (ec) return Status::InvalidArgument("address \"" + options.address + "\": " + ec.message());
   const tcp::endpoint endpoint{address, options.port};
-  const std::string where = "http: cannot listen on " + options.address + ":" + std::to_string(options.port) + ": ";
   tcp::acceptor acceptor(net::make_strand(*impl->ioc));
-  if (acceptor.open(endpoint.protocol(), ec); ec) return Status::IOError(where + ec.message());
-  if (acceptor.set_option(net::socket_base::reuse_address(true), ec); ec) return Status::IOError(where + ec.message());
-  if (acceptor.bind(endpoint, ec); ec) return Status::IOError(where + ec.message());
-  if (acceptor.listen(net::socket_base::max_listen_connections, ec); ec) return Status::IOError(where + ec.message());
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::IOError("cannot listen on " + options.address + ":" + std::to_string(options.port) + ": " +
+                           ec.message());
+  }
   impl->port = acceptor.local_endpoint().port();
 
   std::make_shared<Listener>(*impl->ioc, std::move(acceptor), impl->state)->Accept();

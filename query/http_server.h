@@ -40,8 +40,8 @@ struct HttpServerOptions {
 
 // Called from the I/O threads, possibly concurrently: each must be thread-safe. Any may be empty.
 struct HttpHooks {
-  std::function<std::string()> metrics;               // GET /metrics body (Prometheus text)
-  std::function<bool(std::string* detail)> ready;     // GET /readyz: 200 when true, else 503
+  std::function<std::string()> metrics;            // GET /metrics body (Prometheus text)
+  std::function<bool(std::string* detail)> ready;  // GET /readyz: 200 when true, else 503
   // Once per response, with one of a fixed set of endpoint names (readings, latest, item,
   // healthz, readyz, metrics, dynamodb.<Op>, dynamodb.other, unauthorized, other) and the
   // time taken to build it.

@@ -39,12 +39,18 @@ const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kReadyz{"readyz", {}};
   static const EndpointSpec kMetrics{"metrics", {}};
   switch (route) {
-    case Route::kReadings: return kReadings;
-    case Route::kLatest: return kLatest;
-    case Route::kItem: return kItem;
-    case Route::kHealthz: return kHealthz;
-    case Route::kReadyz: return kReadyz;
-    case Route::kMetrics: return kMetrics;
+    case Route::kReadings:
+      return kReadings;
+    case Route::kLatest:
+      return kLatest;
+    case Route::kItem:
+      return kItem;
+    case Route::kHealthz:
+      return kHealthz;
+    case Route::kReadyz:
+      return kReadyz;
+    case Route::kMetrics:
+      return kMetrics;
   }
   return kHealthz;
 }
@@ -94,12 +100,13 @@ int HexDigit(char c) {
   return -1;
 }
 
-// RFC 3986 percent-decoding. '+' stays a plus: timestamps carry offsets such as +02:00.
-bool PercentDecode(std::string_view in, std::string* out) {
+// Percent-decoding; in a query string '+' is a space, as every URL encoder writes one
+// (curl --data-urlencode, URLSearchParams), while in a path it is itself.
+bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out) {
   out->clear();
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (in[i] != '%') {
-      out->push_back(in[i]);
+      out->push_back(plus_is_space && in[i] == '+' ? ' ' : in[i]);
       continue;
     }
     if (i + 2 >= in.size()) return false;
@@ -119,7 +126,7 @@ Status MatchPath(std::string_view path, Match* match) {
   for (std::string_view rest = path.substr(1);;) {
     const auto slash = rest.find('/');
     std::string segment;
-    if (!PercentDecode(rest.substr(0, slash), &segment)) {
+    if (!PercentDecode(rest.substr(0, slash), false, &segment)) {
       return Status::InvalidArgument("path: malformed percent-encoding");
     }
     if (segment.empty()) return Status::NotFound("no such endpoint");
@@ -128,10 +135,14 @@ Status MatchPath(std::string_view path, Match* match) {
     rest.remove_prefix(slash + 1);
   }
   if (segments.size() == 1) {
-    if (segments[0] == "healthz") match->route = Route::kHealthz;
-    else if (segments[0] == "readyz") match->route = Route::kReadyz;
-    else if (segments[0] == "metrics") match->route = Route::kMetrics;
-    else return Status::NotFound("no such endpoint");
+    if (segments[0] == "healthz")
+      match->route = Route::kHealthz;
+    else if (segments[0] == "readyz")
+      match->route = Route::kReadyz;
+    else if (segments[0] == "metrics")
+      match->route = Route::kMetrics;
+    else
+      return Status::NotFound("no such endpoint");
     return Status::OK();
   }
   if (segments.size() < 4 || segments.size() > 5 || segments[0] != "v1" || segments[1] != "devices") {
@@ -159,15 +170,17 @@ Status ParseQueryString(std::string_view query, const EndpointSpec& spec, Params
     if (piece.empty()) continue;
     const auto eq = piece.find('=');
     std::string name, value;
-    if (!PercentDecode(piece.substr(0, eq), &name) ||
-        !PercentDecode(eq == std::string_view::npos ? std::string_view() : piece.substr(eq + 1), &value)) {
+    if (!PercentDecode(piece.substr(0, eq), true, &name) ||
+        !PercentDecode(eq == std::string_view::npos ? std::string_view() : piece.substr(eq + 1), true,
+                       &value)) {
       return Status::InvalidArgument("malformed percent-encoding in query parameter " + Quoted(piece));
     }
     if (std::find(spec.params.begin(), spec.params.end(), name) == spec.params.end()) {
       std::string accepted;
       for (std::string_view p : spec.params) accepted += (accepted.empty() ? "" : ", ") + std::string(p);
-      return Status::InvalidArgument("unknown query parameter " + Quoted(name) +
-                                     (accepted.empty() ? " (this endpoint takes none)" : " (accepted: " + accepted + ")"));
+      return Status::InvalidArgument(
+          "unknown query parameter " + Quoted(name) +
+          (accepted.empty() ? " (this endpoint takes none)" : " (accepted: " + accepted + ")"));
     }
     if (params->contains(name)) return Status::InvalidArgument(name + ": given more than once");
     params->emplace(std::move(name), std::move(value));
@@ -191,14 +204,15 @@ Status CountParam(const Params& params, std::string_view name, std::size_t fallb
   std::size_t value = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
   if (ec != std::errc() || end != text->data() + text->size() || value < 1 || value > max) {
-    return Status::InvalidArgument(std::string(name) + ": expected an integer from 1 to " + std::to_string(max) +
-                                   ", got " + Quoted(*text));
+    return Status::InvalidArgument(std::string(name) + ": expected an integer from 1 to " +
+                                   std::to_string(max) + ", got " + Quoted(*text));
   }
   *out = value;
   return Status::OK();
 }
 
-constexpr std::string_view kBase64UrlAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr std::string_view kBase64UrlAlphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 std::string Base64UrlEncode(std::string_view bytes) {
   std::string out;
@@ -264,7 +278,8 @@ bool AdjacentSortKey(std::string_view key, int step, std::string* out) {
   using namespace std::chrono;
   const sys_days day{year(static_cast<int>(field(0, 4))) / month(static_cast<unsigned>(field(5, 2))) /
                      static_cast<unsigned>(field(8, 2))};
-  long long secs = day.time_since_epoch().count() * 86400 + field(11, 2) * 3600 + field(14, 2) * 60 + field(17, 2);
+  long long secs =
+      day.time_since_epoch().count() * 86400 + field(11, 2) * 3600 + field(14, 2) * 60 + field(17, 2);
   long long nanos = field(20, 9) + step;
   if (nanos < 0) {
     nanos += 1'000'000'000;
@@ -279,8 +294,9 @@ bool AdjacentSortKey(std::string_view key, int step, std::string* out) {
   const int y = static_cast<int>(ymd.year());
   if (y < 0 || y > 9999) return false;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%09lldZ", y, static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()), in_day / 3600, in_day / 60 % 60, in_day % 60, nanos);
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%09lldZ", y,
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), in_day / 3600,
+                in_day / 60 % 60, in_day % 60, nanos);
   *out = buf;
   return true;
 }
@@ -302,14 +318,19 @@ Status OneBound(const Params& params, std::string_view inclusive, std::string_vi
   }
   if (!inc && !exc) return Status::OK();
   Bound b{std::string(inc ? inclusive : exclusive), "", exc != nullptr};
-  if (Status s = storage::NormalizeTimestamp(inc ? *inc : *exc, &b.sort_key); !s.ok()) return Named(b.param, s);
+  // A '+' typed by hand (from=…T10:00:00+02:00) arrived as a space; no timestamp holds a space,
+  // so reading it back as the offset's sign cannot change what an encoded value means.
+  std::string text = inc ? *inc : *exc;
+  std::replace(text.begin(), text.end(), ' ', '+');
+  if (Status s = storage::NormalizeTimestamp(text, &b.sort_key); !s.ok()) return Named(b.param, s);
   *bound = std::move(b);
   return Status::OK();
 }
 
 // The readings endpoint's range as the engine's single-operator KeyCondition. `*empty` is set
 // for a range that holds no possible sort key (after=X&before=X+1ns), which needs no read.
-Status NativeKeyCondition(const std::string& device_id, const Params& params, KeyCondition* key, bool* empty) {
+Status NativeKeyCondition(const std::string& device_id, const Params& params, KeyCondition* key,
+                          bool* empty) {
   *empty = false;
   std::optional<Bound> lower, upper;
   if (Status s = OneBound(params, "from", "after", &lower); !s.ok()) return s;
@@ -322,8 +343,8 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
     return s.ok() ? s : Named("begins_with", s);
   }
   if (lower && upper && lower->sort_key > upper->sort_key) {
-    return Status::InvalidArgument(lower->param + ": " + lower->sort_key + " is later than " + upper->param + ": " +
-                                   upper->sort_key);
+    return Status::InvalidArgument(lower->param + ": " + lower->sort_key + " is later than " + upper->param +
+                                   ": " + upper->sort_key);
   }
   // The engine has one operator per condition, so "> a AND < b" has no direct form. Every sort
   // key is a whole nanosecond, so an exclusive bound is exactly the inclusive bound one
@@ -338,7 +359,8 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
     key->device_id = device_id;
     return Status::OK();
   }
-  if (lower && upper) return MakeKeyCondition(device_id, SortKeyOp::kBetween, lower->sort_key, upper->sort_key, key);
+  if (lower && upper)
+    return MakeKeyCondition(device_id, SortKeyOp::kBetween, lower->sort_key, upper->sort_key, key);
   if (lower) return MakeKeyCondition(device_id, SortKeyOp::kGe, lower->sort_key, "", key);
   if (upper) return MakeKeyCondition(device_id, SortKeyOp::kLe, upper->sort_key, "", key);
   return MakeKeyCondition(device_id, SortKeyOp::kAll, "", "", key);
@@ -347,7 +369,8 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
 Status ParseReadingsQuery(const ApiContext& context, const std::string& device_id, const Params& params,
                           QueryRequest* request, std::unique_ptr<FilterExpr>* filter, bool* empty) {
   if (Status s = NativeKeyCondition(device_id, params, &request->key, empty); !s.ok()) return s;
-  if (Status s = CountParam(params, "limit", kDefaultLimit, context.options.max_limit, &request->limit); !s.ok()) {
+  if (Status s = CountParam(params, "limit", kDefaultLimit, context.options.max_limit, &request->limit);
+      !s.ok()) {
     return s;
   }
   if (const std::string* order = Find(params, "order")) {
@@ -360,7 +383,7 @@ Status ParseReadingsQuery(const ApiContext& context, const std::string& device_i
     if (Status s = DecodeCursor(device_id, *cursor, &request->exclusive_start); !s.ok()) return s;
   }
   if (const std::string* text = Find(params, "filter")) {
-    if (Status s = ParseNativeFilter(*text, filter); !s.ok()) return Named("filter", s);
+    if (Status s = ParseNativeFilter(*text, filter); !s.ok()) return s;  // its message names "filter"
     request->filter = filter->get();
   }
   request->max_page_bytes = context.options.max_page_bytes;
@@ -386,7 +409,8 @@ Json PageJson(std::string_view device_id, const QueryResult& result) {
   for (const storage::Reading& r : result.items) body["items"].push_back(ReadingJson(r));
   body["count"] = result.count;
   body["scannedCount"] = result.scanned_count;
-  if (result.last_evaluated_sort_key) body["nextCursor"] = EncodeCursor(device_id, *result.last_evaluated_sort_key);
+  if (result.last_evaluated_sort_key)
+    body["nextCursor"] = EncodeCursor(device_id, *result.last_evaluated_sort_key);
   return body;
 }
 
@@ -411,7 +435,8 @@ HttpResponse Readings(const ApiContext& context, const Match& match, const Param
 
 HttpResponse Latest(const ApiContext& context, const Match& match, const Params& params) {
   QueryRequest request;
-  if (Status s = CountParam(params, "n", kDefaultLatest, context.options.max_limit, &request.limit); !s.ok()) {
+  if (Status s = CountParam(params, "n", kDefaultLatest, context.options.max_limit, &request.limit);
+      !s.ok()) {
     return ErrorFromStatus(s);
   }
   if (Status s = MakeKeyCondition(match.device_id, SortKeyOp::kAll, "", "", &request.key); !s.ok()) {
@@ -464,21 +489,25 @@ HttpResponse NativeError(http::status status, std::string_view code, std::string
   return JsonResponse(status, body);
 }
 
-HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& request, std::string_view* endpoint) {
+HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& request,
+                                 std::string_view* endpoint) {
   *endpoint = "other";
   const std::string_view target = ToStd(request.target());
   const auto question = target.find('?');
   const std::string_view path = target.substr(0, question);
-  const std::string_view query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+  const std::string_view query =
+      question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
 
   Match match;
   if (Status s = MatchPath(path, &match); !s.ok()) {
-    return s.IsNotFound() ? NativeError(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path))
-                          : ErrorFromStatus(s);
+    return s.IsNotFound()
+               ? NativeError(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path))
+               : ErrorFromStatus(s);
   }
   if (request.method() != http::verb::get) {
-    HttpResponse res = NativeError(http::status::method_not_allowed, "MethodNotAllowed",
-                                   "method " + std::string(ToStd(request.method_string())) + " is not allowed here; use GET");
+    HttpResponse res = NativeError(
+        http::status::method_not_allowed, "MethodNotAllowed",
+        "method " + std::string(ToStd(request.method_string())) + " is not allowed here; use GET");
     res.set(http::field::allow, "GET");
     return res;
   }
@@ -487,15 +516,22 @@ HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& r
   Params params;
   if (Status s = ParseQueryString(query, spec, &params); !s.ok()) return ErrorFromStatus(s);
   if (!match.device_id.empty()) {
-    if (Status s = storage::ValidateDeviceId(match.device_id); !s.ok()) return ErrorFromStatus(Named("deviceId", s));
+    if (Status s = storage::ValidateDeviceId(match.device_id); !s.ok())
+      return ErrorFromStatus(Named("deviceId", s));
   }
   switch (match.route) {
-    case Route::kReadings: return Readings(context, match, params);
-    case Route::kLatest: return Latest(context, match, params);
-    case Route::kItem: return Item(context, match);
-    case Route::kHealthz: return TextResponse("text/plain", "ok");
-    case Route::kReadyz: return Ready(context);
-    case Route::kMetrics: return Metrics(context);
+    case Route::kReadings:
+      return Readings(context, match, params);
+    case Route::kLatest:
+      return Latest(context, match, params);
+    case Route::kItem:
+      return Item(context, match);
+    case Route::kHealthz:
+      return TextResponse("text/plain", "ok");
+    case Route::kReadyz:
+      return Ready(context);
+    case Route::kMetrics:
+      return Metrics(context);
   }
   return NativeError(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path));
 }

@@ -8,7 +8,8 @@
 //
 // Every request that is not a DynamoDB call (POST /) lands here, so this module also owns the
 // 404 and 405 answers and the error shape {"error":{"code":…,"message":…}}.
-// Query strings are RFC 3986 percent-encoded; '+' is a literal plus (as in +02:00), not a space.
+// Query strings are form-encoded ('+' or %20 is a space, %2B a plus); a timestamp parameter also
+// takes a bare '+' before its offset (from=2026-06-23T10:00:00+02:00). Paths are percent-encoded.
 #pragma once
 
 #include <string_view>

@@ -1,11 +1,10 @@
 // The real AWS CLI against the DynamoDB-compatible endpoint: what users will actually run.
 // Each `aws` start costs about a second, so the cases share few invocations.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <csignal>
@@ -167,7 +166,10 @@ class AwsCliTest : public HttpServerTest {
   std::string aws_;
 };
 
-const std::vector<std::string> kBetween = {"query", "--table-name", "readings", "--key-condition-expression",
+const std::vector<std::string> kBetween = {"query",
+                                           "--table-name",
+                                           "readings",
+                                           "--key-condition-expression",
                                            "deviceId = :d AND readingTs BETWEEN :a AND :b",
                                            "--expression-attribute-values"};
 
@@ -199,9 +201,9 @@ TEST_F(AwsCliTest, BeginsWithAndNewestFirst) {
 }
 
 TEST_F(AwsCliTest, PagingWithMaxItemsAndStartingTokenReturnsEveryItemOnce) {
-  const std::vector<std::string> query =
-      With(kBetween, {Values("a1", "2026-06-23T08:00:00Z", "2026-06-23T08:19:00Z"), "--max-items", "8",
-                      "--page-size", "5"});
+  const std::vector<std::string> query = With(
+      kBetween,
+      {Values("a1", "2026-06-23T08:00:00Z", "2026-06-23T08:19:00Z"), "--max-items", "8", "--page-size", "5"});
   int invocations = 0;
   EXPECT_EQ(AllPages(query, &invocations), Minutes(0, 19));
   EXPECT_EQ(invocations, 3);

@@ -19,9 +19,10 @@ class DynamoDbApiTest : public HttpServerTest {
   }
 
   HttpResult Call(const std::string& operation, const json& body) {
-    return Post(port(), "/",
-                {{"X-Amz-Target", "DynamoDB_20120810." + operation}, {"Content-Type", "application/x-amz-json-1.0"}},
-                body.dump());
+    return Post(
+        port(), "/",
+        {{"X-Amz-Target", "DynamoDB_20120810." + operation}, {"Content-Type", "application/x-amz-json-1.0"}},
+        body.dump());
   }
 
   static json Between(const std::string& device, const std::string& a, const std::string& b) {
@@ -61,7 +62,8 @@ TEST_F(DynamoDbApiTest, QueryReturnsTypedItemsAndPagesWithLastEvaluatedKey) {
   json body = page.Json();
   EXPECT_EQ(body["Count"], 4);
   EXPECT_EQ(body["ScannedCount"], 4);
-  EXPECT_EQ(body["Items"][0], json::parse(R"({"deviceId":{"S":"a1"},"readingTs":{"S":"2026-06-23T08:00:00.000000000Z"},
+  EXPECT_EQ(body["Items"][0],
+            json::parse(R"({"deviceId":{"S":"a1"},"readingTs":{"S":"2026-06-23T08:00:00.000000000Z"},
                                               "temperature":{"N":"20"},"status":{"S":"ok"},"door":{"BOOL":true}})"));
   EXPECT_EQ(body["Items"][1]["temperature"], json::parse(R"({"N":"20.5"})"));
   EXPECT_EQ(body["LastEvaluatedKey"],
@@ -92,7 +94,8 @@ TEST_F(DynamoDbApiTest, QueryWithProjectionFilterAndCount) {
   json body = result.Json();
   EXPECT_EQ(body["Count"], 3);  // minutes 54, 56 and 58: above 46 degrees and "ok"
   EXPECT_EQ(body["ScannedCount"], 60);
-  EXPECT_EQ(body["Items"][0], json::parse(R"({"readingTs":{"S":"2026-06-23T08:54:00.000000000Z"},"status":{"S":"ok"}})"));
+  EXPECT_EQ(body["Items"][0],
+            json::parse(R"({"readingTs":{"S":"2026-06-23T08:54:00.000000000Z"},"status":{"S":"ok"}})"));
 
   request.erase("ProjectionExpression");
   request["Select"] = "COUNT";
@@ -124,7 +127,8 @@ TEST_F(DynamoDbApiTest, QueryValidation) {
   EXPECT_NE(ErrorOf(Call("Query", r), "ValidationException").find(":unused"), std::string::npos);
 
   r = request;
-  r["ExclusiveStartKey"] = json::parse(R"({"deviceId":{"S":"a10"},"readingTs":{"S":"2026-06-23T08:00:00Z"}})");
+  r["ExclusiveStartKey"] =
+      json::parse(R"({"deviceId":{"S":"a10"},"readingTs":{"S":"2026-06-23T08:00:00Z"}})");
   EXPECT_NE(ErrorOf(Call("Query", r), "ValidationException").find("starting key"), std::string::npos);
 
   r = request;
@@ -154,7 +158,8 @@ TEST_F(DynamoDbApiTest, GetItemDescribeTableAndListTables) {
               {"Key", {{"deviceId", {{"S", "b2"}}}, {"readingTs", {{"S", "2026-06-24T02:00:00+02:00"}}}}}};
   HttpResult item = Call("GetItem", get);
   ASSERT_EQ(item.status, 200) << item.body;
-  EXPECT_EQ(item.Json(), json::parse(R"({"Item":{"deviceId":{"S":"b2"},"readingTs":{"S":"2026-06-24T00:00:00.000000000Z"},
+  EXPECT_EQ(item.Json(),
+            json::parse(R"({"Item":{"deviceId":{"S":"b2"},"readingTs":{"S":"2026-06-24T00:00:00.000000000Z"},
                                          "humidity":{"N":"40"}}})"));
   get["ProjectionExpression"] = "humidity";
   EXPECT_EQ(Call("GetItem", get).Json(), json::parse(R"({"Item":{"humidity":{"N":"40"}}})"));
@@ -170,14 +175,16 @@ TEST_F(DynamoDbApiTest, GetItemDescribeTableAndListTables) {
   EXPECT_EQ(table["TableStatus"], "ACTIVE");
   EXPECT_EQ(table["KeySchema"], json::parse(R"([{"AttributeName":"deviceId","KeyType":"HASH"},
                                                  {"AttributeName":"readingTs","KeyType":"RANGE"}])"));
-  EXPECT_EQ(table["AttributeDefinitions"][1], json::parse(R"({"AttributeName":"readingTs","AttributeType":"S"})"));
+  EXPECT_EQ(table["AttributeDefinitions"][1],
+            json::parse(R"({"AttributeName":"readingTs","AttributeType":"S"})"));
   EXPECT_GE(table["ItemCount"].get<int>(), 60);
   EXPECT_TRUE(table["CreationDateTime"].is_number());
   EXPECT_EQ(table["BillingModeSummary"]["BillingMode"], "PAY_PER_REQUEST");
   ErrorOf(Call("DescribeTable", {{"TableName", "nope"}}), "ResourceNotFoundException");
 
   EXPECT_EQ(Call("ListTables", json::object()).Json(), json::parse(R"({"TableNames":["readings"]})"));
-  EXPECT_EQ(Call("ListTables", {{"ExclusiveStartTableName", "readings"}}).Json(), json::parse(R"({"TableNames":[]})"));
+  EXPECT_EQ(Call("ListTables", {{"ExclusiveStartTableName", "readings"}}).Json(),
+            json::parse(R"({"TableNames":[]})"));
 }
 
 TEST_F(DynamoDbApiTest, WritesUnknownOperationsAndBadBodies) {
@@ -187,8 +194,10 @@ TEST_F(DynamoDbApiTest, WritesUnknownOperationsAndBadBodies) {
             std::string::npos);
   ErrorOf(Call("Scan", {{"TableName", "readings"}}), "UnknownOperationException");
   ErrorOf(Post(port(), "/", {}, "{}"), "UnknownOperationException");
-  ErrorOf(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.Query"}}, "{not json"), "SerializationException");
-  ErrorOf(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.Query"}}, "[1,2]"), "SerializationException");
+  ErrorOf(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.Query"}}, "{not json"),
+          "SerializationException");
+  ErrorOf(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.Query"}}, "[1,2]"),
+          "SerializationException");
 }
 
 }  // namespace

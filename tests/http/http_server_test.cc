@@ -1,11 +1,12 @@
 // HttpServer itself: connections, limits, timeouts and authentication, over real loopback TCP.
+#include "query/http_server.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
 #include <thread>
 
-#include "query/http_server.h"
 #include "tests/http/http_test_util.h"
 
 namespace readingsd::test {
@@ -41,10 +42,12 @@ TEST_F(HttpServerTest, OversizedBodyIs413AndOversizedHeaderIs431) {
   options.max_header_bytes = 512;
   StartServer(options);
 
-  HttpResult body = Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.ListTables"}}, std::string(101, ' '));
+  HttpResult body =
+      Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.ListTables"}}, std::string(101, ' '));
   EXPECT_EQ(body.status, 413);
   EXPECT_EQ(body.Json()["error"]["code"], "PayloadTooLarge");
-  EXPECT_EQ(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.ListTables"}}, "{}" + std::string(98, ' ')).status,
+  EXPECT_EQ(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.ListTables"}}, "{}" + std::string(98, ' '))
+                .status,
             200);
 
   HttpResult header = Get(port(), kReadings, {{"X-Padding", std::string(600, 'p')}});

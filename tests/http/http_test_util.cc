@@ -62,7 +62,8 @@ bool HttpConnection::ClosedWithin(std::chrono::milliseconds timeout) {
   char buf[1024];
   for (;;) {
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+            .count();
     if (left <= 0) return false;
     pollfd p{socket_.native_handle(), POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
@@ -116,7 +117,8 @@ void HttpServerTest::SetUp() {
                                     {"status", std::string(i % 2 == 0 ? "ok" : "warn")},
                                     {"door", i % 3 == 0}}));
   }
-  for (int i = 0; i < 3; ++i) readings.push_back(MakeReading("a10", SampleSortKey(i), {{"temperature", 99.0}}));
+  for (int i = 0; i < 3; ++i)
+    readings.push_back(MakeReading("a10", SampleSortKey(i), {{"temperature", 99.0}}));
   readings.push_back(MakeReading("b2", "2026-06-24T00:00:00.000000000Z", {{"humidity", 40.0}}));
   for (const char* key : {"2026-12-31T23:59:59.999999999Z", "2027-01-01T00:00:00.000000000Z",
                           "2027-01-01T00:00:00.000000001Z"}) {

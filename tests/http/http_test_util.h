@@ -39,7 +39,9 @@ class HttpConnection {
 
   HttpResult Send(const std::string& method, const std::string& target, const Headers& headers = {},
                   const std::string& body = "");
-  HttpResult Get(const std::string& target, const Headers& headers = {}) { return Send("GET", target, headers); }
+  HttpResult Get(const std::string& target, const Headers& headers = {}) {
+    return Send("GET", target, headers);
+  }
   // Raw bytes, for requests no well-behaved client would send.
   void Write(const std::string& bytes);
   HttpResult ReadResponse();

@@ -84,9 +84,10 @@ TEST_F(NativeApiTest, WholePartitionInTimeOrderWithTypedAttributes) {
 }
 
 TEST_F(NativeApiTest, FromAndToAreInclusiveAndAcceptAnyIsoForm) {
-  // 10:20+02:00 is 08:20Z; '+' is literal in the query string, %2B works as well.
+  // 10:20+02:00 is 08:20Z; a bare '+' (a space in form encoding) works before an offset, as %2B does.
   EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:10:00Z&to=2026-06-23T10:20:00+02:00")), Minutes(10, 20));
-  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:10:00.0Z&to=2026-06-23T10:20:00%2B02:00")), Minutes(10, 20));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:10:00.0Z&to=2026-06-23T10:20:00%2B02:00")),
+            Minutes(10, 20));
   EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:55:00Z")), Minutes(55, 59));
   EXPECT_EQ(Keys(Readings("a1", "to=2026-06-23T08:03:00Z")), Minutes(0, 3));
   EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:07:00Z&to=2026-06-23T08:07:00Z")), Minutes(7, 7));
@@ -176,8 +177,9 @@ TEST_F(NativeApiTest, PagingReturnsEveryItemOnceInBothOrders) {
   EXPECT_EQ(pages, 5);
   std::vector<std::string> range_desc = Minutes(11, 29);
   std::reverse(range_desc.begin(), range_desc.end());
-  EXPECT_EQ(AllPages("a1", "after=2026-06-23T08:10:00Z&before=2026-06-23T08:30:00Z&limit=4&order=desc", &pages),
-            range_desc);
+  EXPECT_EQ(
+      AllPages("a1", "after=2026-06-23T08:10:00Z&before=2026-06-23T08:30:00Z&limit=4&order=desc", &pages),
+      range_desc);
 }
 
 TEST_F(NativeApiTest, FilterAppliesAfterTheReadAndAnEmptiedPageStillPages) {
@@ -186,7 +188,11 @@ TEST_F(NativeApiTest, FilterAppliesAfterTheReadAndAnEmptiedPageStillPages) {
   EXPECT_EQ(Keys(hot), Minutes(41, 59));
   EXPECT_EQ(hot.Json()["count"], 19);
   EXPECT_EQ(hot.Json()["scannedCount"], 60);
-  EXPECT_EQ(Keys(Readings("a1", "filter=" + UrlEncode("status=ok and door=true") + "&to=2026-06-23T08:12:00Z")),
+  EXPECT_EQ(
+      Keys(Readings("a1", "filter=" + UrlEncode("status=ok and door=true") + "&to=2026-06-23T08:12:00Z")),
+      (std::vector<std::string>{SampleSortKey(0), SampleSortKey(6), SampleSortKey(12)}));
+  // Form encoding, as curl --data-urlencode writes it: '+' is a space, %2B a plus.
+  EXPECT_EQ(Keys(Readings("a1", "filter=status%3Dok+and+door%3Dtrue&to=2026-06-23T08:12:00Z")),
             (std::vector<std::string>{SampleSortKey(0), SampleSortKey(6), SampleSortKey(12)}));
 
   HttpResult empty = Readings("a1", "limit=5&filter=" + UrlEncode("temperature>1000"));
@@ -245,8 +251,9 @@ TEST_F(NativeApiTest, LatestIsNewestFirstAndContinuesWithReadings) {
 TEST_F(NativeApiTest, OneItemByTimestampInAnyForm) {
   const json expected = json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:05:00.000000000Z",
                                         "temperature":22.5,"status":"warn","door":false})");
-  for (const char* ts : {"2026-06-23T08:05:00Z", "2026-06-23T08:05:00.000000000Z", "2026-06-23T10:05:00%2B02:00",
-                         "2026-06-23T10:05:00+02:00", "2026-06-23T03:05:00-05:00"}) {
+  for (const char* ts :
+       {"2026-06-23T08:05:00Z", "2026-06-23T08:05:00.000000000Z", "2026-06-23T10:05:00%2B02:00",
+        "2026-06-23T10:05:00+02:00", "2026-06-23T03:05:00-05:00"}) {
     HttpResult item = Get(port(), std::string("/v1/devices/a1/readings/") + ts);
     ASSERT_EQ(item.status, 200) << ts << " " << item.body;
     EXPECT_EQ(item.Json(), expected) << ts;
@@ -255,12 +262,14 @@ TEST_F(NativeApiTest, OneItemByTimestampInAnyForm) {
   EXPECT_EQ(absent.status, 404);
   EXPECT_EQ(absent.Json()["error"]["code"], "NotFound");
   ExpectBadParameter(Get(port(), "/v1/devices/a1/readings/08:05"), "timestamp: invalid timestamp");
-  ExpectBadParameter(Get(port(), "/v1/devices/a1/readings/2026-06-23T08:05:00Z?x=1"), "unknown query parameter");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/readings/2026-06-23T08:05:00Z?x=1"),
+                     "unknown query parameter");
 }
 
 TEST_F(NativeApiTest, UnknownRoutesAre404AndWrongMethods405) {
-  for (const char* target : {"/v2/devices/a1/readings", "/v1/devices/a1/other", "/v1/devices/a1",
-                             "/v1/devices/a1/readings/2026-06-23T08:05:00Z/x", "/v1//a1/readings", "/healthz/"}) {
+  for (const char* target :
+       {"/v2/devices/a1/readings", "/v1/devices/a1/other", "/v1/devices/a1",
+        "/v1/devices/a1/readings/2026-06-23T08:05:00Z/x", "/v1//a1/readings", "/healthz/"}) {
     HttpResult result = Get(port(), target);
     EXPECT_EQ(result.status, 404) << target;
     EXPECT_EQ(result.Json()["error"]["code"], "NotFound") << target;
@@ -282,7 +291,7 @@ TEST_F(NativeApiTest, HealthReadinessAndMetrics) {
   EXPECT_EQ(health.status, 200);
   EXPECT_EQ(health.body, "ok");
 
-  EXPECT_EQ(Get(port(), "/readyz").status, 200);  // no hook: ready
+  EXPECT_EQ(Get(port(), "/readyz").status, 200);   // no hook: ready
   EXPECT_EQ(Get(port(), "/metrics").status, 404);  // no exporter configured
   ExpectBadParameter(Get(port(), "/healthz?verbose=1"), "unknown query parameter");
 
@@ -333,14 +342,16 @@ TEST_F(NativeApiTest, HooksSeeEveryRequestAndPartitionRead) {
   Readings("a1", "limit=0");
 
   std::lock_guard lock(mu);
-  EXPECT_EQ(endpoints, (std::vector<std::string>{"readings", "latest", "item", "item", "healthz", "readyz", "metrics",
-                                                 "other", "readings"}));
+  EXPECT_EQ(endpoints, (std::vector<std::string>{"readings", "latest", "item", "item", "healthz", "readyz",
+                                                 "metrics", "other", "readings"}));
   ASSERT_EQ(reads.size(), 4u);  // the rejected request read nothing
-  EXPECT_EQ(reads[0], std::make_tuple(std::string("a1"), std::size_t{4}, std::size_t{0}));  // all filtered out
+  EXPECT_EQ(reads[0],
+            std::make_tuple(std::string("a1"), std::size_t{4}, std::size_t{0}));  // all filtered out
   EXPECT_EQ(std::get<1>(reads[1]), 1u);
   // deviceId a1 + readingTs + its three attributes, as DynamoDB sizes an item.
   EXPECT_EQ(std::get<2>(reads[1]), (8 + 2) + (9 + 30) + (11 + 8) + (6 + 4) + (4 + 1));
-  EXPECT_EQ(reads[2], std::make_tuple(std::string("b2"), std::size_t{1}, std::size_t{(8 + 2) + (9 + 30) + (8 + 8)}));
+  EXPECT_EQ(reads[2],
+            std::make_tuple(std::string("b2"), std::size_t{1}, std::size_t{(8 + 2) + (9 + 30) + (8 + 8)}));
   EXPECT_EQ(reads[3], std::make_tuple(std::string("b2"), std::size_t{0}, std::size_t{0}));
 }
 
