@@ -157,7 +157,11 @@ int RunService(const config::Config& config, const std::string& config_path) {
       *detail = "broker not connected: " + st.last_error + warnings;
       return false;
     }
-    *detail = "store open, broker connected" + warnings;
+    if (!st.subscribed) {
+      *detail = "broker connected, subscribing" + warnings;
+      return false;
+    }
+    *detail = "store open, broker connected and subscribed" + warnings;
     return true;
   };
   http_hooks.on_request = [&exporter](std::string_view endpoint, double seconds) {

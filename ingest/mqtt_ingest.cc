@@ -64,6 +64,7 @@ class MosquittoIngest : public MqttIngest {
     mosquitto_connect_v5_callback_set(mosq_, &OnConnect);
     mosquitto_disconnect_v5_callback_set(mosq_, &OnDisconnect);
     mosquitto_message_v5_callback_set(mosq_, &OnMessage);
+    mosquitto_subscribe_v5_callback_set(mosq_, &OnSubscribe);
     thread_ = std::thread([this] { Run(); });
     return Status::OK();
   }
@@ -106,6 +107,10 @@ class MosquittoIngest : public MqttIngest {
   static void OnDisconnect(mosquitto*, void* self, int rc, const mosquitto_property*) {
     static_cast<MosquittoIngest*>(self)->HandleDisconnect(rc);
   }
+  static void OnSubscribe(mosquitto*, void* self, int, int, const int*, const mosquitto_property*) {
+    auto* ingest = static_cast<MosquittoIngest*>(self);
+    if (--ingest->pending_subacks_ == 0) ingest->UpdateState([](IngestState& s) { s.subscribed = true; });
+  }
   static void OnMessage(mosquitto*, void* self, const mosquitto_message* msg, const mosquitto_property*) {
     static_cast<MosquittoIngest*>(self)->HandleMessage(*msg);
   }
@@ -136,6 +141,7 @@ class MosquittoIngest : public MqttIngest {
     }
     Log(LogLevel::kInfo, "mqtt: connected to " + options_.host + ":" + std::to_string(options_.port) +
                              (session_present ? " (session resumed)" : " (new session)"));
+    pending_subacks_ = options_.topics.size();
     for (const auto& topic : options_.topics) {
       int sub = mosquitto_subscribe_v5(mosq_, nullptr, topic.c_str(), 1, 0, nullptr);
       if (sub != MOSQ_ERR_SUCCESS) {
@@ -151,6 +157,7 @@ class MosquittoIngest : public MqttIngest {
     UpdateState([&](IngestState& s) {
       was = s.connected;
       s.connected = false;
+      s.subscribed = false;
       if (rc != 0) s.last_error = std::string("connection lost: ") + mosquitto_strerror(rc);
     });
     if (was) {
@@ -339,6 +346,7 @@ class MosquittoIngest : public MqttIngest {
   bool socket_up_ = false;
   bool ever_tried_ = false;
   bool ever_connected_ = false;
+  std::size_t pending_subacks_ = 0;
   std::chrono::milliseconds backoff_{0};
   std::chrono::steady_clock::time_point next_connect_{};
   std::mt19937 rng_;

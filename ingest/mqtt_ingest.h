@@ -57,6 +57,7 @@ struct IngestHooks {
 
 struct IngestState {
   bool connected = false;
+  bool subscribed = false;       // the broker acknowledged every topic subscription
   bool session_present = false;  // the broker kept our session (false on a first connect)
   bool session_lost = false;     // reconnected and the broker had forgotten us: readings may be gone
   bool store_failing = false;    // the last write failed; acks are held back

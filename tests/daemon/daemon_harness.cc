@@ -28,9 +28,10 @@ void Daemon::Start() {
                                    "--http.listen=127.0.0.1:" + std::to_string(http_port_)};
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   process_.emplace(ProcessOptions{argv, options_.env, log_path_});
-  // Up once its HTTP port answers.
+  // Ready once its store is open, HTTP answers and the broker acknowledged the subscriptions:
+  // from then on the broker queues readings for it, even across a stop.
   for (int i = 0; i < 200; ++i) {
-    if (Get(http_port_, "/healthz").first == 200) return;
+    if (Get(http_port_, "/readyz").first == 200) return;
     if (!process_->Running()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

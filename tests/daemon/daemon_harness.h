@@ -31,6 +31,7 @@ struct DaemonOptions {
 class Daemon {
  public:
   explicit Daemon(DaemonOptions options);
+  // Returns once /readyz is 200; throws with the daemon's log when that takes over 10 s.
   void Start();
   // SIGTERM; returns the exit status (nullopt if it did not exit within `timeout`).
   std::optional<int> Terminate(std::chrono::milliseconds timeout = std::chrono::seconds(20));

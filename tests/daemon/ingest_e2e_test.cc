@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <mosquitto.h>
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "tests/daemon/daemon_harness.h"
 #include "tests/support/mosquitto_broker.h"
 #include "tests/support/publisher.h"
+#include "tests/support/subscriber.h"
 
 namespace readingsd::test {
 namespace {
@@ -178,6 +180,78 @@ TEST(IngestE2E, BadPayloadsAreCountedByReasonAndGoodOnesAllStored) {
   EXPECT_EQ(MetricValue(metrics, "readingsd_readings_ingested_total"), good);
   EXPECT_EQ(daemon.Terminate(), 0);
   EXPECT_EQ(daemon.StoredKeys({"good1", "x", "y"}).size(), static_cast<std::size_t>(good));
+}
+
+TEST(IngestE2E, MqttV5SessionSurvivesTheDaemonBeingDown) {
+  // v5 ends a session at disconnect unless the client asks for an expiry: readingsd asks for one.
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.protocol=mqttv5"}});
+  daemon.Start();
+  ASSERT_EQ(daemon.Terminate(), 0);
+  auto generator = Readings(3000, 10);
+  ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = generator}).exit_code, 0);
+  daemon.Start();
+  auto devices = DeviceIds(10);
+  EXPECT_EQ(daemon.WaitForStored(devices, 3000, std::chrono::seconds(30)), 3000u) << daemon.log();
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST(IngestE2E, RejectedMessagesGoToTheDeadLetterTopicWithTheirReason) {
+  MosquittoBroker broker;
+  Subscriber dead_letters({.port = broker.port(), .client_id = "dlq-reader", .topic = "readingsd/rejected"});
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.dead_letter_topic=readingsd/rejected"}});
+  daemon.Start();
+  PublishAll(broker.port(), {{"sensors/d1/readings", R"({"readingTs":"tomorrow"})"}});
+  ASSERT_TRUE(dead_letters.WaitForCount(1, std::chrono::seconds(10)));
+  auto message = dead_letters.messages().at(0);
+  EXPECT_NE(message.payload.find(R"("reason":"invalid_timestamp")"), std::string::npos) << message.payload;
+  EXPECT_NE(message.payload.find(R"("topic":"sensors/d1/readings")"), std::string::npos) << message.payload;
+  EXPECT_NE(message.payload.find("tomorrow"), std::string::npos) << message.payload;
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST(IngestE2E, ABrokerThatForgotTheSessionIsReportedInReadyz) {
+  MosquittoBroker broker({.persistence = false});
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  for (int i = 0; i < 50 && Get(daemon.http_port(), "/readyz").first != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(Get(daemon.http_port(), "/readyz").first, 200);
+  broker.Kill();  // no persistence: the restarted broker has no session for us
+  broker.Start();
+  std::string body;
+  for (int i = 0; i < 100; ++i) {
+    auto [status, text] = Get(daemon.http_port(), "/readyz");
+    body = text;
+    if (status == 200 && body.find("lost our persistent session") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(body.find("lost our persistent session"), std::string::npos) << body;
+  EXPECT_NE(daemon.log().find("<4>mqtt: the broker had no session"), std::string::npos) << daemon.log();
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = Readings(30, 3)}).exit_code, 0);
+  ASSERT_EQ(daemon.WaitForStored(DeviceIds(3), 30, std::chrono::seconds(30)), 30u);
+  std::string listen = "--http.listen=127.0.0.1:" + std::to_string(daemon.http_port());
+  auto [status, table] = RunReadingsd({listen, "query", "--device", "dev00001", "--latest", "3"});
+  ASSERT_EQ(status, 0) << table;
+  EXPECT_NE(table.find("readingTs"), std::string::npos) << table;
+  EXPECT_NE(table.find("2026-06-23T00:00:09.000000000Z"), std::string::npos) << table;  // the newest
+  EXPECT_EQ(table.find("2026-06-23T00:00:06.000000000Z"), std::string::npos) << table;  // 4th newest
+  auto [all_status, pages] = RunReadingsd({listen, "query", "--device", "dev00002", "--from", "2026-06-23T02:00:00+02:00",
+                                           "--limit", "4", "--all", "--json"});
+  ASSERT_EQ(all_status, 0) << pages;
+  EXPECT_EQ(std::count(pages.begin(), pages.end(), '\n'), 3) << pages;  // 10 items in pages of 4
+  auto [bad, message] = RunReadingsd({listen, "query", "--device", "dev00002", "--from", "yesterday"});
+  EXPECT_EQ(bad, 64) << message;
+  EXPECT_NE(message.find("from"), std::string::npos) << message;
+  EXPECT_EQ(daemon.Terminate(), 0);
 }
 
 }  // namespace
