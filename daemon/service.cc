@@ -72,6 +72,90 @@ metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {
   return o;
 }
 
+storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& c) {
+  storage::StoreOptions o;
+  o.path = c.data_dir;
+  o.sync = c.sync;
+  o.retention = c.retention_seconds;
+  o.block_cache_bytes = c.block_cache_mb << 20;
+  return o;
+}
+
+query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std::string& host, uint16_t port,
+                                         std::vector<std::string> tokens) {
+  query::HttpServerOptions o;
+  o.address = host;
+  o.port = port;
+  o.threads = c.threads;
+  o.max_body_bytes = c.max_body_bytes;
+  o.max_header_bytes = c.max_header_bytes;
+  o.max_limit = c.max_limit;
+  o.max_page_bytes = c.max_page_bytes;
+  o.max_connections = c.max_connections;
+  o.request_timeout = std::chrono::milliseconds(c.request_timeout_ms);
+  o.bearer_tokens = std::move(tokens);
+  o.table_name = c.table_name;
+  return o;
+}
+
+// /readyz: ready while the store takes writes and the broker has acknowledged our subscriptions.
+bool Readiness(const ingest::IngestState& st, std::string* detail) {
+  std::string warnings = st.session_lost ? "; warning: the broker lost our persistent session once" : "";
+  bool ready = false;
+  if (st.store_failing) {
+    *detail = st.last_error;
+  } else if (!st.connected) {
+    *detail = "broker not connected: " + st.last_error;
+  } else if (!st.subscribed) {
+    *detail = "broker connected, subscribing";
+  } else {
+    *detail = "store open, broker connected and subscribed";
+    ready = true;
+  }
+  *detail += warnings;
+  return ready;
+}
+
+// SIGHUP: what can change without a restart, the log level, is re-read from the config file.
+void Reload(const config::Config& running, const std::string& config_path, Log* log) {
+  if (config_path.empty()) {
+    log->Write(LogLevel::kInfo, "SIGHUP: no config file to reload");
+    return;
+  }
+  std::ifstream in(config_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  config::Config reloaded = running;
+  std::string error;
+  if (!in) {
+    log->Write(LogLevel::kError, "SIGHUP: keeping the running config: " + config_path + ": unreadable");
+  } else if (!config::ParseToml(text.str(), config_path, &reloaded, &error)) {
+    log->Write(LogLevel::kError, "SIGHUP: keeping the running config: " + error);
+  } else {
+    log->SetLevel(ParseLogLevel(reloaded.log.level));
+    log->Write(LogLevel::kInfo, "SIGHUP: reloaded log.level = " + reloaded.log.level);
+  }
+}
+
+// Pings systemd only while both halves are alive: the ingest loop turned recently and HTTP
+// answers its own /healthz. A wedged daemon is then restarted by the watchdog.
+void PingWatchdog(const ingest::MqttIngest& ingest, const std::string& http_host, const std::string& http_port,
+                  const std::string& token, Log* log) {
+  bool ingest_alive = std::chrono::steady_clock::now() - ingest.LastLoop() < std::chrono::seconds(10);
+  HttpGetResult probe;
+  bool http_alive =
+      HttpGet(http_host, http_port, "/healthz", token, std::chrono::seconds(2), &probe).ok() && probe.status == 200;
+  if (!ingest_alive || !http_alive) {
+    log->Write(LogLevel::kWarning, std::string("watchdog: not pinging:") + (ingest_alive ? "" : " ingest loop stuck") +
+                                       (http_alive ? "" : " HTTP not answering"));
+    return;
+  }
+  ingest::IngestState st = ingest.State();
+  sd_notifyf(0, "WATCHDOG=1\nSTATUS=%s; %llu readings written, %llu rejected",
+             st.connected ? "broker connected" : "broker not connected",
+             static_cast<unsigned long long>(st.readings_written), static_cast<unsigned long long>(st.messages_rejected));
+}
+
 // Blocks the signals we handle in every thread (so the ones started below inherit the mask) and
 // lets the main thread take them synchronously with sigtimedwait.
 sigset_t BlockHandledSignals() {
@@ -102,13 +186,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
     return kExitConfig;
   }
 
-  storage::StoreOptions store_options;
-  store_options.path = config.storage.data_dir;
-  store_options.sync = config.storage.sync;
-  store_options.retention = config.storage.retention_seconds;
-  store_options.block_cache_bytes = config.storage.block_cache_mb << 20;
   std::unique_ptr<storage::Store> store;
-  if (Status s = storage::Store::Open(store_options, &store); !s.ok()) {
+  if (Status s = storage::Store::Open(StoreOptionsFrom(config.storage), &store); !s.ok()) {
     log.Write(LogLevel::kError, "storage: " + s.ToString());
     return ExitCodeFor(s);
   }
@@ -122,23 +201,13 @@ int RunService(const config::Config& config, const std::string& config_path) {
   });
   std::unique_ptr<ingest::MqttIngest> ingest;
 
-  query::HttpServerOptions http_options;
   std::string http_host, http_port;
   if (!SplitHostPort(config.http.listen, &http_host, &http_port)) {
     log.Write(LogLevel::kError, "config: http.listen: expected host:port, got " + config.http.listen);
     return kExitConfig;
   }
-  http_options.address = http_host;
-  http_options.port = static_cast<uint16_t>(std::stoi(http_port));
-  http_options.threads = config.http.threads;
-  http_options.max_body_bytes = config.http.max_body_bytes;
-  http_options.max_header_bytes = config.http.max_header_bytes;
-  http_options.max_limit = config.http.max_limit;
-  http_options.max_page_bytes = config.http.max_page_bytes;
-  http_options.max_connections = config.http.max_connections;
-  http_options.request_timeout = std::chrono::milliseconds(config.http.request_timeout_ms);
-  http_options.bearer_tokens = tokens;
-  http_options.table_name = config.http.table_name;
+  query::HttpServerOptions http_options =
+      HttpOptionsFrom(config.http, http_host, static_cast<uint16_t>(std::stoi(http_port)), tokens);
 
   query::HttpHooks http_hooks;
   http_hooks.metrics = [&exporter] { return exporter.Serialize(); };
@@ -147,22 +216,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
       *detail = "starting";
       return false;
     }
-    ingest::IngestState st = ingest->State();
-    std::string warnings = st.session_lost ? "; warning: the broker lost our persistent session once" : "";
-    if (st.store_failing) {
-      *detail = st.last_error + warnings;
-      return false;
-    }
-    if (!st.connected) {
-      *detail = "broker not connected: " + st.last_error + warnings;
-      return false;
-    }
-    if (!st.subscribed) {
-      *detail = "broker connected, subscribing" + warnings;
-      return false;
-    }
-    *detail = "store open, broker connected and subscribed" + warnings;
-    return true;
+    return Readiness(ingest->State(), detail);
   };
   http_hooks.on_request = [&exporter](std::string_view endpoint, double seconds) {
     exporter.query_seconds(std::string(endpoint)).Observe(seconds);
@@ -222,40 +276,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
       log.Write(LogLevel::kInfo, std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", stopping");
       break;
     }
-    if (sig == SIGHUP) {
-      // What can change without a restart: the log level.
-      config::Config reloaded = config;
-      config::CommandLine cmd;
-      std::string file_error;
-      std::ifstream in(config_path);
-      std::stringstream text;
-      text << in.rdbuf();
-      if (config_path.empty()) {
-        log.Write(LogLevel::kInfo, "SIGHUP: no config file to reload");
-      } else if (!in || !config::ParseToml(text.str(), config_path, &reloaded, &file_error)) {
-        log.Write(LogLevel::kError, "SIGHUP: keeping the running config: " + (in ? file_error : config_path + ": unreadable"));
-      } else {
-        log.SetLevel(ParseLogLevel(reloaded.log.level));
-        log.Write(LogLevel::kInfo, "SIGHUP: reloaded log.level = " + reloaded.log.level);
-      }
-    }
-    if (watchdog) {
-      // Ping only while both halves are alive: the ingest loop turned recently and HTTP answers.
-      bool ingest_alive = std::chrono::steady_clock::now() - ingest->LastLoop() < std::chrono::seconds(10);
-      HttpGetResult probe;
-      bool http_alive = HttpGet(http_host, http_port, "/healthz", token, std::chrono::seconds(2), &probe).ok() &&
-                        probe.status == 200;
-      if (ingest_alive && http_alive) {
-        ingest::IngestState st = ingest->State();
-        sd_notifyf(0, "WATCHDOG=1\nSTATUS=%s; %llu readings written, %llu rejected",
-                   st.connected ? "broker connected" : "broker not connected",
-                   static_cast<unsigned long long>(st.readings_written),
-                   static_cast<unsigned long long>(st.messages_rejected));
-      } else {
-        log.Write(LogLevel::kWarning, std::string("watchdog: not pinging: ") + (ingest_alive ? "" : "ingest loop stuck ") +
-                                          (http_alive ? "" : "HTTP not answering"));
-      }
-    }
+    if (sig == SIGHUP) Reload(config, config_path, &log);
+    if (watchdog) PingWatchdog(*ingest, http_host, http_port, token, &log);
   }
 
   sd_notify(0, "STOPPING=1\nSTATUS=stopping: finishing in-flight writes");
