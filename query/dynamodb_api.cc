@@ -339,7 +339,7 @@ HttpResponse QueryOp(const ApiContext& context, const Json& body) {
   QueryResult result;
   if (Status s = Query(context.store, query.request, &result); !s.ok()) return ErrorFromStatus(context, s);
   const std::string& device_id = query.request.key.device_id;
-  ReportPartitionRead(context, device_id, result.scanned_count, result.items);
+  ReportPartitionRead(context, device_id, result.scanned_count, result.scanned_bytes);
 
   Json response = Json::object();
   if (!query.count_only) {
@@ -393,12 +393,12 @@ HttpResponse GetItemOp(const ApiContext& context, const Json& body) {
   storage::Reading reading;
   Status s = context.store.Get(device_id, sort_key, &reading);
   if (s.IsNotFound()) {
-    ReportPartitionRead(context, device_id, 0, {});
+    ReportPartitionRead(context, device_id, 0, 0);
     return Ok(context, Json::object());
   }
   if (!s.ok())
     return DynamoDbError(context, http::status::internal_server_error, "InternalServerError", s.ToString());
-  ReportPartitionRead(context, device_id, 1, std::span<const storage::Reading>(&reading, 1));
+  ReportPartitionRead(context, device_id, 1, storage::ItemSize(reading));
   Json response = Json::object();
   response["Item"] = ItemJson(reading, projection);
   return Ok(context, response);

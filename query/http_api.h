@@ -39,9 +39,9 @@ inline std::string_view ToStd(boost::beast::string_view s) { return {s.data(), s
 // Never throws: bytes that are not UTF-8 (echoed user input) are replaced, not an exception.
 std::string DumpJson(const Json& json);
 
-// Calls hooks.on_partition_read with the items read and the bytes of the items returned,
-// counted as DynamoDB sizes an item: attribute names plus values (numbers as 8-byte doubles).
+// Calls hooks.on_partition_read with the items read and their storage::ItemSize total, filtered
+// out or not: a filter does not make a read cheaper.
 void ReportPartitionRead(const ApiContext& context, std::string_view device_id, std::size_t scanned,
-                         std::span<const storage::Reading> returned);
+                         std::size_t scanned_bytes);
 
 }  // namespace readingsd::query

@@ -419,7 +419,7 @@ HttpResponse RunQuery(const ApiContext& context, const QueryRequest& request, bo
   if (!empty_range) {
     if (Status s = Query(context.store, request, &result); !s.ok()) return ErrorFromStatus(s);
   }
-  ReportPartitionRead(context, request.key.device_id, result.scanned_count, result.items);
+  ReportPartitionRead(context, request.key.device_id, result.scanned_count, result.scanned_bytes);
   return JsonResponse(http::status::ok, PageJson(request.key.device_id, result));
 }
 
@@ -455,12 +455,12 @@ HttpResponse Item(const ApiContext& context, const Match& match) {
   storage::Reading reading;
   Status s = context.store.Get(match.device_id, sort_key, &reading);
   if (s.IsNotFound()) {
-    ReportPartitionRead(context, match.device_id, 0, {});
+    ReportPartitionRead(context, match.device_id, 0, 0);
     return NativeError(http::status::not_found, "NotFound",
                        "no reading of device " + match.device_id + " at " + sort_key);
   }
   if (!s.ok()) return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
-  ReportPartitionRead(context, match.device_id, 1, std::span<const storage::Reading>(&reading, 1));
+  ReportPartitionRead(context, match.device_id, 1, storage::ItemSize(reading));
   return JsonResponse(http::status::ok, ReadingJson(reading));
 }
 

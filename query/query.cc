@@ -138,6 +138,7 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
                                 reading.sort_key + ": " + s.message());
     }
     ++result->scanned_count;
+    result->scanned_bytes += storage::ItemSize(reading);
     page_bytes += key_prefix_bytes + reading.sort_key.size() + encoded.size();
     if (!request.filter || Matches(*request.filter, reading)) {
       result->items.push_back(std::move(reading));

@@ -55,6 +55,8 @@ struct QueryResult {
   std::vector<storage::Reading> items;
   std::size_t count = 0;          // items returned (after the filter)
   std::size_t scanned_count = 0;  // items read (before the filter)
+  // storage::ItemSize of every item read, filtered out or not: what DynamoDB bills reads on.
+  std::size_t scanned_bytes = 0;
   // Set when the page stopped at limit or max_page_bytes and more items remain in range (Query
   // reads one item ahead to know), so a page that ends exactly at the last item has none.
   // Unlike DynamoDB, which may return a key that leads to an empty last page.

@@ -345,8 +345,8 @@ TEST_F(NativeApiTest, HooksSeeEveryRequestAndPartitionRead) {
   EXPECT_EQ(endpoints, (std::vector<std::string>{"readings", "latest", "item", "item", "healthz", "readyz",
                                                  "metrics", "other", "readings"}));
   ASSERT_EQ(reads.size(), 4u);  // the rejected request read nothing
-  EXPECT_EQ(reads[0],
-            std::make_tuple(std::string("a1"), std::size_t{4}, std::size_t{0}));  // all filtered out
+  // All four filtered out, and still billed: a1's first readings alternate status "ok"/"warn".
+  EXPECT_EQ(reads[0], std::make_tuple(std::string("a1"), std::size_t{4}, std::size_t{2 * 81 + 2 * 83}));
   EXPECT_EQ(std::get<1>(reads[1]), 1u);
   // deviceId a1 + readingTs + its three attributes, as DynamoDB sizes an item.
   EXPECT_EQ(std::get<2>(reads[1]), (8 + 2) + (9 + 30) + (11 + 8) + (6 + 4) + (4 + 1));

@@ -384,6 +384,8 @@ TEST_F(QueryTest, FilterCountsReturnedItemsAndScannedItems) {
   EXPECT_EQ(result.count, 3u);
   EXPECT_EQ(result.items.size(), 3u);
   EXPECT_EQ(result.scanned_count, 10u);
+  // Read units are billed on what was read: ten items of deviceId a1, readingTs, temperature.
+  EXPECT_EQ(result.scanned_bytes, 10u * ((8 + 2) + (9 + 30) + (11 + 8)));
 }
 
 TEST_F(QueryTest, PageEmptiedByTheFilterStillHasANextKey) {
