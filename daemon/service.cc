@@ -101,6 +101,9 @@ query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std:
 // /readyz: ready while the store takes writes and the broker has acknowledged our subscriptions.
 bool Readiness(const ingest::IngestState& st, std::string* detail) {
   std::string warnings = st.session_lost ? "; warning: the broker lost our persistent session once" : "";
+  if (st.broker_dropped > 0) {
+    warnings += "; warning: the broker dropped " + std::to_string(st.broker_dropped) + " messages for full queues";
+  }
   bool ready = false;
   if (st.store_failing) {
     *detail = st.last_error;

@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <charconv>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -22,6 +23,11 @@ std::once_flag lib_init;
 // would turn "persistent session" into a lie. 0xFFFFFFFF = never expires; the broker's own
 // persistent_client_expiration still bounds it.
 constexpr uint32_t kSessionNeverExpires = 0xFFFFFFFF;
+
+// mosquitto publishes (retained, every sys_interval) how many messages it dropped because a
+// client's queue was full. It is not per client, but it is the only sign a subscriber gets that
+// readings were lost before they ever reached it.
+constexpr const char* kBrokerDroppedTopic = "$SYS/broker/publish/messages/dropped";
 
 class MosquittoIngest : public MqttIngest {
  public:
@@ -65,6 +71,7 @@ class MosquittoIngest : public MqttIngest {
     mosquitto_disconnect_v5_callback_set(mosq_, &OnDisconnect);
     mosquitto_message_v5_callback_set(mosq_, &OnMessage);
     mosquitto_subscribe_v5_callback_set(mosq_, &OnSubscribe);
+    mosquitto_log_callback_set(mosq_, &OnLog);
     thread_ = std::thread([this] { Run(); });
     return Status::OK();
   }
@@ -114,14 +121,32 @@ class MosquittoIngest : public MqttIngest {
   static void OnMessage(mosquitto*, void* self, const mosquitto_message* msg, const mosquitto_property*) {
     static_cast<MosquittoIngest*>(self)->HandleMessage(*msg);
   }
+  // libmosquitto tells why a TLS handshake failed (OpenSSL's "certificate verify failed", a
+  // broker's "alert certificate required") only in its log: keep its errors for the next report.
+  static void OnLog(mosquitto*, void* self, int level, const char* message) {
+    auto* ingest = static_cast<MosquittoIngest*>(self);
+    if (level != MOSQ_LOG_ERR || ingest->library_errors_.size() > 1024) return;
+    ingest->library_errors_ += (ingest->library_errors_.empty() ? "" : "; ") + std::string(message);
+  }
+
+  // What a libmosquitto error code means (`err`: errno right after the call), with what
+  // libmosquitto logged as errors since the current connection attempt began.
+  std::string Why(int rc, int err) const {
+    std::string why = rc == MOSQ_ERR_ERRNO ? std::strerror(err) : mosquitto_strerror(rc);
+    if (!library_errors_.empty()) why += " (" + library_errors_ + ")";
+    return why;
+  }
+  bool TlsFailure(int rc) const { return rc == MOSQ_ERR_TLS || library_errors_.find("SSL") != std::string::npos; }
 
   void HandleConnect(int rc, int flags) {
     if (rc != 0) {
       std::string why = options_.mqtt_v5 ? mosquitto_reason_string(rc) : mosquitto_connack_string(rc);
       Log(LogLevel::kError, "mqtt: broker refused the connection: " + why);
       UpdateState([&](IngestState& s) { s.last_error = "broker refused: " + why; });
+      refused_ = true;  // the drop that follows says no more than this
       return;
     }
+    connack_ok_ = true;
     bool session_present = (flags & 1) != 0;
     bool reconnect = ever_connected_;
     bool lost = reconnect && !session_present;
@@ -141,39 +166,64 @@ class MosquittoIngest : public MqttIngest {
     }
     Log(LogLevel::kInfo, "mqtt: connected to " + options_.host + ":" + std::to_string(options_.port) +
                              (session_present ? " (session resumed)" : " (new session)"));
-    pending_subacks_ = options_.topics.size();
+    pending_subacks_ = options_.topics.size() + 1;
     for (const auto& topic : options_.topics) {
       int sub = mosquitto_subscribe_v5(mosq_, nullptr, topic.c_str(), 1, 0, nullptr);
       if (sub != MOSQ_ERR_SUCCESS) {
         Log(LogLevel::kError, "mqtt: cannot subscribe to '" + topic + "': " + mosquitto_strerror(sub));
       }
     }
+    mosquitto_subscribe_v5(mosq_, nullptr, kBrokerDroppedTopic, 0, 0, nullptr);
     backoff_ = options_.reconnect_min;
     if (hooks_.on_connection) hooks_.on_connection(true);
   }
 
-  void HandleDisconnect(int rc) {
+  // A connection that was up went down (called by libmosquitto and again by Dropped: only the
+  // first call does anything). A connection attempt that never got that far is Dropped's.
+  void HandleDisconnect(int rc, int err = errno) {
     bool was = false;
+    std::string why = rc != 0 ? Why(rc, err) : "";
     UpdateState([&](IngestState& s) {
       was = s.connected;
       s.connected = false;
       s.subscribed = false;
-      if (rc != 0) s.last_error = std::string("connection lost: ") + mosquitto_strerror(rc);
+      if (was && rc != 0) s.last_error = "connection lost: " + why;
     });
     if (was) {
-      if (rc != 0) Log(LogLevel::kWarning, std::string("mqtt: connection lost: ") + mosquitto_strerror(rc));
+      if (rc != 0) Log(LogLevel::kWarning, "mqtt: connection lost: " + why);
       if (hooks_.on_connection) hooks_.on_connection(false);
     }
   }
 
   void HandleMessage(const mosquitto_message& msg) {
     std::string_view payload(static_cast<const char*>(msg.payload), static_cast<std::size_t>(msg.payloadlen));
+    if (std::strcmp(msg.topic, kBrokerDroppedTopic) == 0) {
+      HandleBrokerDropped(payload);
+      return;
+    }
     ParsePayload(options_.payload, msg.topic, payload, &parsed_);
     for (auto& r : parsed_.readings) pending_.push_back(std::move(r));
     for (const auto& rejection : parsed_.rejections) {
       UpdateState([](IngestState& s) { ++s.messages_rejected; });
       if (hooks_.on_rejected) hooks_.on_rejected(rejection);
       DeadLetter(msg.topic, payload, rejection);
+    }
+  }
+
+  void HandleBrokerDropped(std::string_view payload) {
+    uint64_t dropped = 0;
+    std::from_chars(payload.data(), payload.data() + payload.size(), dropped);
+    uint64_t before = 0;
+    UpdateState([&](IngestState& s) {
+      before = s.broker_dropped;
+      s.broker_dropped = dropped;
+    });
+    if (dropped > before) {
+      Log(LogLevel::kWarning, "mqtt: the broker reports " + std::to_string(dropped) +
+                                  " messages dropped for full client queues since it started (" +
+                                  std::to_string(dropped - before) +
+                                  " new): readings may have been lost before reaching us; raise "
+                                  "max_queued_messages (see systemd/mosquitto-readingsd.conf)");
     }
   }
 
@@ -198,24 +248,37 @@ class MosquittoIngest : public MqttIngest {
   }
 
   void Connect() {
+    library_errors_.clear();
+    connack_ok_ = false;
+    refused_ = false;
     int rc = ever_tried_ ? mosquitto_reconnect(mosq_)
                          : mosquitto_connect_bind_v5(mosq_, options_.host.c_str(), options_.port,
                                                      options_.keepalive_seconds, nullptr, connect_properties_);
+    int err = errno;
     ever_tried_ = true;
     if (rc != MOSQ_ERR_SUCCESS) {
-      std::string why = rc == MOSQ_ERR_ERRNO ? std::strerror(errno) : mosquitto_strerror(rc);
-      Log(LogLevel::kWarning, "mqtt: cannot connect to " + options_.host + ":" + std::to_string(options_.port) +
-                                  ": " + why + "; retrying in " + std::to_string(backoff_.count()) + " ms");
-      UpdateState([&](IngestState& s) { s.last_error = "cannot connect: " + why; });
-      next_connect_ = std::chrono::steady_clock::now() + backoff_;
-      // Exponential backoff with jitter, so a fleet of daemons does not reconnect in lockstep.
-      auto doubled = std::min(backoff_ * 2, options_.reconnect_max);
-      std::uniform_int_distribution<long> jitter(0, doubled.count() / 4);
-      backoff_ = std::min(doubled + std::chrono::milliseconds(jitter(rng_)), options_.reconnect_max);
       socket_up_ = false;
+      ConnectFailed(Why(rc, err), TlsFailure(rc));
       return;
     }
     socket_up_ = true;
+  }
+
+  // The attempt ended before the broker accepted us: TCP, the TLS handshake (which a broker
+  // that wants a client certificate may fail only after connect returned) or CONNACK. TLS
+  // failures are errors: retrying will not fix a certificate. Retries back off exponentially,
+  // with jitter, so a fleet of daemons does not reconnect in lockstep.
+  void ConnectFailed(const std::string& why, bool tls) {
+    if (!refused_) {
+      Log(tls ? LogLevel::kError : LogLevel::kWarning,
+          "mqtt: cannot connect to " + options_.host + ":" + std::to_string(options_.port) + ": " + why +
+              "; retrying in " + std::to_string(backoff_.count()) + " ms");
+      UpdateState([&](IngestState& s) { s.last_error = "cannot connect: " + why; });
+    }
+    next_connect_ = std::chrono::steady_clock::now() + backoff_;
+    auto doubled = std::min(backoff_ * 2, options_.reconnect_max);
+    std::uniform_int_distribution<long> jitter(0, doubled.count() / 4);
+    backoff_ = std::min(doubled + std::chrono::milliseconds(jitter(rng_)), options_.reconnect_max);
   }
 
   // Writes everything read so far. Only when it returns true may acks be flushed.
@@ -262,21 +325,26 @@ class MosquittoIngest : public MqttIngest {
       pollfd p{fd, POLLIN, 0};
       if (poll(&p, 1, 0) <= 0 || (p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
       if (int rc = mosquitto_loop_read(mosq_, 1); rc != MOSQ_ERR_SUCCESS) {
-        Dropped(rc);
+        Dropped(rc, errno);
         return;
       }
     }
   }
 
-  void Dropped(int rc) {
+  void Dropped(int rc, int err) {
     socket_up_ = false;
-    HandleDisconnect(rc == MOSQ_ERR_SUCCESS ? MOSQ_ERR_CONN_LOST : rc);
-    next_connect_ = std::chrono::steady_clock::now() + backoff_;
+    if (rc == MOSQ_ERR_SUCCESS) rc = MOSQ_ERR_CONN_LOST;
+    HandleDisconnect(rc, err);
+    if (connack_ok_) {
+      next_connect_ = std::chrono::steady_clock::now() + backoff_;
+    } else {
+      ConnectFailed(Why(rc, err), TlsFailure(rc));
+    }
   }
 
   void FlushAcks() {
     if (!socket_up_ || !mosquitto_want_write(mosq_)) return;
-    if (int rc = mosquitto_loop_write(mosq_, 1); rc != MOSQ_ERR_SUCCESS) Dropped(rc);
+    if (int rc = mosquitto_loop_write(mosq_, 1); rc != MOSQ_ERR_SUCCESS) Dropped(rc, errno);
   }
 
   void Run() {
@@ -304,7 +372,7 @@ class MosquittoIngest : public MqttIngest {
       retry_write = options_.reconnect_min;
       FlushAcks();
       if (socket_up_) {
-        if (int rc = mosquitto_loop_misc(mosq_); rc != MOSQ_ERR_SUCCESS) Dropped(rc);
+        if (int rc = mosquitto_loop_misc(mosq_); rc != MOSQ_ERR_SUCCESS) Dropped(rc, errno);
       }
     }
     Shutdown();
@@ -346,6 +414,10 @@ class MosquittoIngest : public MqttIngest {
   bool socket_up_ = false;
   bool ever_tried_ = false;
   bool ever_connected_ = false;
+  // The current connection attempt: CONNACK accepted / refused; libmosquitto's logged errors.
+  bool connack_ok_ = false;
+  bool refused_ = false;
+  std::string library_errors_;
   std::size_t pending_subacks_ = 0;
   std::chrono::milliseconds backoff_{0};
   std::chrono::steady_clock::time_point next_connect_{};

@@ -61,6 +61,9 @@ struct IngestState {
   bool session_present = false;  // the broker kept our session (false on a first connect)
   bool session_lost = false;     // reconnected and the broker had forgotten us: readings may be gone
   bool store_failing = false;    // the last write failed; acks are held back
+  // mosquitto's $SYS/broker/publish/messages/dropped (all clients, since the broker started);
+  // 0 when the broker does not publish it. Non-zero means queues overflowed somewhere.
+  uint64_t broker_dropped = 0;
   uint64_t reconnects = 0;
   uint64_t readings_written = 0;
   uint64_t messages_rejected = 0;

@@ -18,7 +18,11 @@ Daemon::Daemon(DaemonOptions options)
       log_path_(dir_.File("readingsd.log")),
       http_port_(FreeLoopbackPort()) {}
 
-void Daemon::Start() {
+void Daemon::Start() { Launch(/*ready=*/true); }
+
+void Daemon::StartUnready() { Launch(/*ready=*/false); }
+
+void Daemon::Launch(bool ready) {
   std::vector<std::string> argv = {ReadingsdBinary(),
                                    "--storage.data_dir=" + data_dir_,
                                    "--mqtt.port=" + std::to_string(options_.broker_port),
@@ -31,7 +35,8 @@ void Daemon::Start() {
   // Ready once its store is open, HTTP answers and the broker acknowledged the subscriptions:
   // from then on the broker queues readings for it, even across a stop.
   for (int i = 0; i < 200; ++i) {
-    if (Get(http_port_, "/readyz").first == 200) return;
+    int status = Get(http_port_, "/readyz").first;
+    if (ready ? status == 200 : status != 0) return;
     if (!process_->Running()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

@@ -33,6 +33,9 @@ class Daemon {
   explicit Daemon(DaemonOptions options);
   // Returns once /readyz is 200; throws with the daemon's log when that takes over 10 s.
   void Start();
+  // Returns once HTTP answers, ready or not: for a daemon that cannot become ready (a broker
+  // that refuses it). Throws like Start.
+  void StartUnready();
   // SIGTERM; returns the exit status (nullopt if it did not exit within `timeout`).
   std::optional<int> Terminate(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   void Kill9();
@@ -49,6 +52,8 @@ class Daemon {
   std::size_t WaitForStored(const std::vector<std::string>& devices, std::size_t n, std::chrono::seconds timeout) const;
 
  private:
+  void Launch(bool ready);
+
   DaemonOptions options_;
   TempDir dir_;
   std::string data_dir_;

@@ -232,6 +232,25 @@ TEST(IngestE2E, ABrokerThatForgotTheSessionIsReportedInReadyz) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+TEST(IngestE2E, ABrokerThatDroppedReadingsIsReportedInReadyz) {
+  // Stock mosquitto's queue limit, and $SYS published every second so the test need not wait.
+  MosquittoBroker broker({.extra_config = "max_queued_messages 1000\nsys_interval 1\n"});
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  ASSERT_EQ(daemon.Terminate(), 0);
+  ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = Readings(3000, 3)}).exit_code, 0);
+  daemon.Start();
+  std::string body;
+  for (int i = 0; i < 50 && body.find("dropped") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    body = Get(daemon.http_port(), "/readyz").second;
+  }
+  EXPECT_NE(body.find("the broker dropped 2000 messages"), std::string::npos) << body;
+  EXPECT_NE(daemon.log().find("<4>mqtt: the broker reports 2000 messages dropped"), std::string::npos) << daemon.log();
+  EXPECT_EQ(daemon.WaitForStored(DeviceIds(3), 1000, std::chrono::seconds(20)), 1000u);
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
   MosquittoBroker broker;
   Daemon daemon({.broker_port = broker.port()});
