@@ -6,12 +6,20 @@
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+#include <sys/time.h>
 
 #include "storage/key.h"
 
@@ -25,6 +33,7 @@ constexpr std::string_view kFormatValue = "readingsd-keys-v1";
 Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   if (s.ok()) return Status::OK();
   std::string msg = std::string(context) + ": " + s.ToString();
+  if (s.IsNoSpace()) msg += " (the data dir's disk is full; writes resume once space is freed)";
   if (s.IsInvalidArgument()) return Status::InvalidArgument(msg);
   if (s.IsNotFound()) return Status::NotFound(msg);
   if (s.IsCorruption()) return Status::Corruption(msg);
@@ -44,6 +53,71 @@ class PartitionPrefix : public rocksdb::SliceTransform {
   bool InDomain(const rocksdb::Slice& key) const override {
     std::string_view k(key.data(), key.size());
     return k.starts_with(kPartitionPrefix) && k.find(kSeparator) != std::string_view::npos;
+  }
+};
+
+// RocksDB's own info LOG writer (EnvLogger) asserts on the first write after a failed one, and
+// Debian's librocksdb 7.8 is built with assertions: the second LOG line after the disk fills
+// aborted the process (WritableFileWriter::AssertFalseAndGetStatusForPrevError). This one
+// appends to the same LOG file with stdio and drops what it cannot write. Past kMaxBytes the
+// LOG becomes LOG.old (replacing the one before).
+class InfoLog : public rocksdb::Logger {
+ public:
+  // nullptr when the file cannot be opened: RocksDB then opens its own and reports why. Creates
+  // `dir` (not its parents) if missing, as RocksDB would.
+  static std::shared_ptr<InfoLog> Open(const std::string& dir) {
+    std::error_code ignored;
+    std::filesystem::create_directory(dir, ignored);
+    auto log = std::make_shared<InfoLog>(dir + "/LOG");
+    return log->file_ == nullptr ? nullptr : log;
+  }
+  explicit InfoLog(std::string path) : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), path_(std::move(path)) {
+    Reopen();
+  }
+  ~InfoLog() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    timeval now;
+    gettimeofday(&now, nullptr);
+    std::tm t;
+    localtime_r(&now.tv_sec, &t);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y/%m/%d-%H:%M:%S", &t);
+    std::lock_guard lock(mu_);
+    if (file_ == nullptr) return;
+    std::fprintf(file_, "%s.%06ld ", stamp, static_cast<long>(now.tv_usec));
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    std::fflush(file_);
+    if (std::ftell(file_) > kMaxBytes) {
+      std::fclose(file_);
+      std::error_code ignored;
+      std::filesystem::rename(path_, path_ + ".old", ignored);
+      Reopen();
+    }
+  }
+
+ private:
+  static constexpr long kMaxBytes = 16L << 20;
+  void Reopen() { file_ = std::fopen(path_.c_str(), "ae"); }
+
+  const std::string path_;
+  std::mutex mu_;
+  std::FILE* file_ = nullptr;
+};
+
+// After a hard error (the WAL or a flush hit a full disk) RocksDB stops writes. Left alone, its
+// SstFileManager resumes only once write_buffer_size x max_write_buffer_number (128 MiB here)
+// is free, polling every 5 s, and DB::Resume() meanwhile returns Busy. The store resumes from
+// Write instead (RocksStore::MaybeResume), which needs only the space to flush the memtable.
+class ResumeFromWrites : public rocksdb::EventListener {
+ public:
+  const char* Name() const override { return "readingsd.ResumeFromWrites"; }
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status bg_error, bool* auto_recovery) override {
+    if (bg_error.severity() == rocksdb::Status::Severity::kHardError) *auto_recovery = false;
   }
 };
 
@@ -156,7 +230,10 @@ class RocksStore : public Store {
       EncodeAttributes(r.attributes, &value);
       if (auto s = batch.Put(key, value); !s.ok()) return FromRocks(s, "write batch");
     }
-    return FromRocks(db_->Write(write_options_, &batch), "write");
+    MaybeResume();
+    auto s = db_->Write(write_options_, &batch);
+    if (s.IsIOError()) write_failed_ = true;
+    return FromRocks(s, "write");
   }
 
   Status Get(std::string_view device_id, std::string_view sort_key, Reading* reading) const override {
@@ -199,9 +276,26 @@ class RocksStore : public Store {
   }
 
  private:
+  // A failed write leaves RocksDB stopped until DB::Resume(), which flushes the memtable (what
+  // was written is kept) and starts a new WAL. Tried before the next write, at most once per
+  // kResumeInterval; while the disk is still full it fails and the write reports why.
+  void MaybeResume() {
+    if (!write_failed_.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(resume_mu_);
+    auto now = std::chrono::steady_clock::now();
+    if (!write_failed_ || now - last_resume_ < kResumeInterval) return;
+    last_resume_ = now;
+    if (db_->Resume().ok()) write_failed_ = false;
+  }
+
   std::unique_ptr<rocksdb::DB> db_;
   std::shared_ptr<rocksdb::Statistics> stats_;
   rocksdb::WriteOptions write_options_;
+
+  static constexpr std::chrono::seconds kResumeInterval{1};
+  std::atomic<bool> write_failed_{false};
+  std::mutex resume_mu_;
+  std::chrono::steady_clock::time_point last_resume_{};
 };
 
 rocksdb::CompressionType Preferred(std::initializer_list<rocksdb::CompressionType> wanted) {
@@ -224,6 +318,10 @@ rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksd
   o.prefix_extractor = std::make_shared<PartitionPrefix>();
   o.memtable_prefix_bloom_size_ratio = 0.05;
   o.statistics = std::move(stats);
+  if (!options.read_only) {
+    o.info_log = InfoLog::Open(options.path);
+    o.listeners.push_back(std::make_shared<ResumeFromWrites>());
+  }
 
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);

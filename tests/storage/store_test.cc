@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "storage/key.h"
+#include "tests/support/mount.h"
 
 namespace readingsd::storage {
 namespace {
@@ -25,7 +26,15 @@ class StoreTest : public ::testing::Test {
   }
   void TearDown() override {
     store_.reset();
+    mount_.reset();  // unmounts: nothing of a test outlives it
     fs::remove_all(dir_);
+  }
+  // A tmpfs on `dir`; skips the test when this process may not mount (not root). CI runs as root.
+  void MountTmpfs(const std::string& dir, const std::string& size, bool read_only) {
+    std::string error;
+    mount_ = test::Mount::Tmpfs(dir, size, read_only, &error);
+    if (!mount_ && !test::Mount::Permitted(error)) GTEST_SKIP() << "needs root to mount a tmpfs: " << error;
+    ASSERT_TRUE(mount_) << error;
   }
   void Open() { ASSERT_TRUE(Store::Open(options_, &store_).ok()); }
 
@@ -46,6 +55,7 @@ class StoreTest : public ::testing::Test {
   std::string dir_;
   StoreOptions options_;
   std::unique_ptr<Store> store_;
+  std::unique_ptr<test::Mount> mount_;
 };
 
 TEST_F(StoreTest, PutGetOverwriteIsIdempotent) {
@@ -152,12 +162,101 @@ TEST_F(StoreTest, RefusesADirectoryThatIsNotAStore) {
 }
 
 TEST_F(StoreTest, ReadOnlyDirectoryIsAClearError) {
-  if (geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
-  fs::create_directories(options_.path);
-  chmod(options_.path.c_str(), 0500);
+  // A read-only mount, because permissions do not bind root (and CI runs as root).
+  ASSERT_NO_FATAL_FAILURE(MountTmpfs(options_.path, "1m", /*read_only=*/true));
+  if (IsSkipped()) return;
   Status s = Store::Open(options_, &store_);
-  chmod(options_.path.c_str(), 0700);
   EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_NE(s.message().find(options_.path), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("Read-only file system"), std::string::npos) << s.ToString();
+}
+
+TEST_F(StoreTest, AStoreOnAReadOnlyMountIsAClearErrorYetOpensReadOnlyAndStaysIntact) {
+  Open();
+  Reading r = Make("a1", "2026-06-23T08:00:00Z", 1);
+  ASSERT_TRUE(store_->Put(r).ok());
+  store_.reset();
+  std::string error;
+  mount_ = test::Mount::ReadOnlyBind(options_.path, dir_ + "/ro", &error);
+  if (!mount_ && !test::Mount::Permitted(error)) GTEST_SKIP() << "needs root to mount: " << error;
+  ASSERT_TRUE(mount_) << error;
+
+  StoreOptions ro = options_;
+  ro.path = dir_ + "/ro";
+  Status s = Store::Open(ro, &store_);
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_NE(s.message().find("Read-only file system"), std::string::npos) << s.ToString();
+  ro.read_only = true;  // backup and inspection still work
+  ASSERT_TRUE(Store::Open(ro, &store_).ok());
+  Reading got;
+  EXPECT_TRUE(store_->Get("a1", r.sort_key, &got).ok());
+  store_.reset();
+  mount_.reset();
+  Open();
+  EXPECT_TRUE(store_->Get("a1", r.sort_key, &got).ok());
+}
+
+TEST_F(StoreTest, FullDiskIsAClearErrorAndWritesResumeOnceSpaceReturns) {
+  ASSERT_NO_FATAL_FAILURE(MountTmpfs(dir_ + "/disk", "4m", /*read_only=*/false));
+  if (IsSkipped()) return;
+  options_.path = dir_ + "/disk/db";
+  Open();
+  // The WAL holds the attributes uncompressed: 4 MiB fill after ~2,000 of these readings.
+  const std::string pad(2000, 'x');
+  int next = 0;
+  auto batch = [&] {
+    std::vector<Reading> readings;
+    for (int d = 0; d < 10; ++d, ++next) {
+      auto t = date::sys_days(date::year(2026) / 6 / 23) + std::chrono::milliseconds(next);
+      Reading r = Make("d" + std::to_string(d), date::format("%FT%TZ", t), next);
+      r.attributes.push_back({"pad", pad});
+      readings.push_back(std::move(r));
+    }
+    return readings;
+  };
+  std::vector<Reading> written;  // every reading whose Write returned OK
+  Status s;
+  for (int i = 0; i < 10000; ++i) {
+    auto readings = batch();
+    if (!(s = store_->Write(readings)).ok()) break;
+    written.insert(written.end(), readings.begin(), readings.end());
+  }
+  ASSERT_FALSE(s.ok()) << "a 4 MiB disk never filled";
+  ASSERT_GT(written.size(), 100u);
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_NE(s.message().find("No space left on device"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("disk is full"), std::string::npos) << s.ToString();
+
+  // While the disk stays full, writes keep failing (a resume is tried and fails) and reads work.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_FALSE(store_->Write(batch()).ok());
+  Reading got;
+  EXPECT_TRUE(store_->Get(written.back().device_id, written.back().sort_key, &got).ok());
+
+  std::string error;
+  ASSERT_TRUE(mount_->Resize("64m", &error)) << error;
+  auto readings = batch();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!(s = store_->Write(readings)).ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(s.ok()) << "no recovery 10 s after the disk grew: " << s.ToString();
+  written.insert(written.end(), readings.begin(), readings.end());
+  for (int i = 0; i < 100; ++i) {  // and it keeps working
+    readings = batch();
+    ASSERT_TRUE((s = store_->Write(readings)).ok()) << s.ToString();
+    written.insert(written.end(), readings.begin(), readings.end());
+  }
+
+  auto all_readable = [&] {
+    std::size_t missing = 0;
+    for (const auto& r : written) missing += store_->Get(r.device_id, r.sort_key, &got).ok() ? 0 : 1;
+    return missing;
+  };
+  EXPECT_EQ(all_readable(), 0u) << "of " << written.size();
+  store_.reset();
+  Open();
+  EXPECT_EQ(all_readable(), 0u) << "after a reopen, of " << written.size();
 }
 
 TEST_F(StoreTest, RetentionDropsOldReadingsAtCompaction) {
