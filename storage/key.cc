@@ -1,7 +1,7 @@
 #include "storage/key.h"
 
+#include <algorithm>
 #include <chrono>
-#include <sstream>
 
 #include <date/date.h>
 
@@ -18,6 +18,17 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 // The shape of a sort key, position by position: 'D' is a digit, anything else itself.
 constexpr std::string_view kSortKeyShape = "DDDD-DD-DDTDD:DD:DD.DDDDDDDDDZ";
 static_assert(kSortKeyShape.size() == kSortKeyLength);
+
+// The number written by `width` ASCII digits at `at` (the caller checked they are digits).
+int Digits(std::string_view text, std::size_t at, std::size_t width) {
+  int n = 0;
+  for (std::size_t i = at; i < at + width; ++i) n = n * 10 + (text[i] - '0');
+  return n;
+}
+
+void PutDigits(char* out, int width, int value) {
+  for (int i = width - 1; i >= 0; --i, value /= 10) out[i] = static_cast<char>('0' + value % 10);
+}
 
 bool MatchesShape(std::string_view text, std::string_view shape) {
   if (text.size() > shape.size()) return false;
@@ -65,8 +76,8 @@ Status ValidateDeviceId(std::string_view id) {
 }
 
 Status NormalizeTimestamp(std::string_view text, std::string* sort_key) {
-  // The fixed part: YYYY-MM-DDTHH:MM:SS, checked by shape first so date::parse never accepts a
-  // short field ("2026-6-3") that would still normalise but is not ISO-8601.
+  // The fixed part: YYYY-MM-DDTHH:MM:SS, checked by shape first, so a short field ("2026-6-3")
+  // that would still normalise but is not ISO-8601 is refused.
   constexpr std::size_t kSecondsEnd = 19;
   if (text.size() < kSecondsEnd + 1 || !MatchesShape(text.substr(0, kSecondsEnd), kSortKeyShape)) {
     return BadTimestamp(text, "expected YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)");
@@ -95,27 +106,40 @@ Status NormalizeTimestamp(std::string_view text, std::string* sort_key) {
     if (zone[0] == '-') offset = -offset;
   }
 
-  // Whole seconds go through date (int64 nanoseconds would overflow past year 2262); the
-  // fraction is carried as digits, padded to nine, so it is never rounded.
-  std::istringstream in{std::string(text.substr(0, kSecondsEnd))};
-  date::local_seconds local;
-  in >> date::parse("%Y-%m-%dT%H:%M:%S", local);
-  if (in.fail() || in.peek() != std::char_traits<char>::eof()) {
+  // The fields are fixed-width digits (checked above); date's civil calendar validates the day
+  // and does the arithmetic. Whole seconds only: int64 nanoseconds would overflow past 2262, so
+  // the fraction is carried as its digits, padded to nine, and never rounded. No streams: this
+  // runs once per reading, and the profile of ingest showed iostream-based parse/format on top.
+  int year = Digits(text, 0, 4), month = Digits(text, 5, 2), day = Digits(text, 8, 2);
+  int hour = Digits(text, 11, 2), minute = Digits(text, 14, 2), second = Digits(text, 17, 2);
+  date::year_month_day ymd{date::year{year}, date::month(static_cast<unsigned>(month)),
+                           date::day(static_cast<unsigned>(day))};
+  if (!ymd.ok() || hour > 23 || minute > 59 || second > 60) {
     return BadTimestamp(text, "not a valid calendar date and time");
   }
-  // date::parse takes second 60 (a leap second) and rolls it into the next minute; a sort key
-  // cannot hold it, so refuse rather than silently move the reading.
-  if (text.substr(17, 2) > "59") return BadTimestamp(text, "second 60 (leap second) is not supported");
+  // A sort key cannot hold second 60, and rolling it into the next minute would move the reading.
+  if (second == 60) return BadTimestamp(text, "second 60 (leap second) is not supported");
 
-  date::sys_seconds utc{local.time_since_epoch() - offset};
-  date::year_month_day utc_ymd{date::floor<date::days>(utc)};
+  date::sys_seconds utc = date::sys_days{ymd} + std::chrono::hours(hour) + std::chrono::minutes(minute) +
+                          std::chrono::seconds(second) - offset;
+  auto utc_day = date::floor<date::days>(utc);
+  date::year_month_day utc_ymd{utc_day};
   if (utc_ymd.year() < date::year{0} || utc_ymd.year() > date::year{9999}) {
     return BadTimestamp(text, "the UTC instant is outside years 0000-9999");
   }
-  std::string fraction(text.substr(kSecondsEnd + 1, fraction_digits));
-  fraction.resize(9, '0');
-  *sort_key = date::format("%Y-%m-%dT%H:%M:%S.", utc) + fraction + "Z";
-  if (sort_key->size() != kSortKeyLength) return BadTimestamp(text, "cannot be represented as a sort key");
+  date::hh_mm_ss<std::chrono::seconds> tod{utc - utc_day};
+
+  sort_key->assign(kSortKeyShape);
+  char* out = sort_key->data();
+  PutDigits(out, 4, static_cast<int>(utc_ymd.year()));
+  PutDigits(out + 5, 2, static_cast<int>(static_cast<unsigned>(utc_ymd.month())));
+  PutDigits(out + 8, 2, static_cast<int>(static_cast<unsigned>(utc_ymd.day())));
+  PutDigits(out + 11, 2, static_cast<int>(tod.hours().count()));
+  PutDigits(out + 14, 2, static_cast<int>(tod.minutes().count()));
+  PutDigits(out + 17, 2, static_cast<int>(tod.seconds().count()));
+  std::string_view fraction = text.substr(kSecondsEnd + 1, fraction_digits);
+  std::copy(fraction.begin(), fraction.end(), out + 20);
+  std::fill(out + 20 + fraction.size(), out + 29, '0');
   return Status::OK();
 }
 

@@ -81,6 +81,11 @@ TEST(NormalizeTimestamp, ByteOrderIsTimeOrder) {
     text += (off == 0 && i % 2) ? std::string("Z") : std::string(zone);
     std::string key = Normalize(text);
     EXPECT_EQ(Normalize(key), key);
+    // Exactly the UTC instant, as date formats it.
+    auto utc = date::sys_time<ns>(ns(t));
+    char want_fraction[16];
+    std::snprintf(want_fraction, sizeof want_fraction, ".%09lldZ", static_cast<long long>(t % 1'000'000'000));
+    ASSERT_EQ(key, date::format("%Y-%m-%dT%H:%M:%S", date::floor<std::chrono::seconds>(utc)) + want_fraction) << text;
     samples.push_back({t, key});
   }
   std::sort(samples.begin(), samples.end(), [](auto& a, auto& b) { return a.key < b.key; });
