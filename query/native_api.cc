@@ -403,14 +403,18 @@ Json ReadingJson(const storage::Reading& reading) {
 // The one rendering of a page, for /readings and /latest alike: a /latest cursor continues
 // with /readings?order=desc&cursor=….
 Json PageJson(std::string_view device_id, const QueryResult& result) {
+  // Every key is in place before the items go in: growing the ordered object afterwards would
+  // deep-copy the whole items array (its entries' const keys block a move).
   Json body = Json::object();
   body["deviceId"] = device_id;
   body["items"] = Json::array();
-  for (const storage::Reading& r : result.items) body["items"].push_back(ReadingJson(r));
   body["count"] = result.count;
   body["scannedCount"] = result.scanned_count;
   if (result.last_evaluated_sort_key)
     body["nextCursor"] = EncodeCursor(device_id, *result.last_evaluated_sort_key);
+  Json& items = body["items"];
+  items.get_ref<Json::array_t&>().reserve(result.items.size());
+  for (const storage::Reading& r : result.items) items.push_back(ReadingJson(r));
   return body;
 }
 
