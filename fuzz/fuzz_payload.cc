@@ -1,0 +1,98 @@
+// ParsePayload: one MQTT message (topic + payload) into readings and rejections.
+//
+// Input layout: the topic is the bytes before the first '\n' when one occurs within the first
+// 128 bytes, the payload is the rest; without such a '\n' the whole input is the payload and the
+// topic is "sensors/fuzz-dev/readings". So seeds read as
+//     sensors/th-01/readings
+//     {"readingTs":"2026-06-23T08:00:00Z","temperature":21.5}
+// The first byte of the topic also picks one of a few PayloadOptions (device id only from the
+// payload, a small batch limit, a small size limit) so those branches are reached.
+//
+// Properties:
+//   - every reading has a valid device id, a normalised 30-byte sort key that normalises to
+//     itself, and valid attributes that survive the value codec;
+//   - a reading's device id agrees with the one the topic names, when the topic names one;
+//   - a non-array payload (or an empty or oversized batch) yields exactly one reading or one
+//     rejection, a batch exactly one per element; malformed JSON is kMalformedJson;
+//   - DeviceIdFromTopic never returns an id containing '/'.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fuzz/fuzz_util.h"
+#include "ingest/payload.h"
+#include "storage/key.h"
+#include "storage/reading.h"
+
+using readingsd::fuzz::AsView;
+using readingsd::fuzz::SameAttributes;
+namespace ingest = readingsd::ingest;
+namespace storage = readingsd::storage;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  std::string_view input = AsView(data, size);
+  std::string_view topic = "sensors/fuzz-dev/readings";
+  const auto newline = input.substr(0, 129).find('\n');
+  if (newline != std::string_view::npos) {
+    topic = input.substr(0, newline);
+    input.remove_prefix(newline + 1);
+  }
+
+  ingest::PayloadOptions options;
+  switch (topic.empty() ? 0 : static_cast<unsigned char>(topic[0]) % 8) {
+    case 1: options.device_id_topic = ""; break;
+    case 2: options.max_batch = 3; break;
+    case 3: options.max_payload_bytes = 64; break;
+    case 4: options.device_id_topic = "{deviceId}"; break;
+    case 5: options.device_id_topic = "site/{deviceId}"; break;
+    default: break;  // the default options, most of the time
+  }
+
+  const std::string topic_device = ingest::DeviceIdFromTopic(options.device_id_topic, topic);
+  FUZZ_CHECK(topic_device.find('/') == std::string::npos);
+
+  ingest::ParsedMessage out;
+  out.readings.resize(2);  // ParsePayload must reset what it is handed
+  ingest::ParsePayload(options, topic, input, &out);
+
+  const std::size_t outputs = out.readings.size() + out.rejections.size();
+  FUZZ_CHECK(outputs >= 1);
+  if (input.size() > options.max_payload_bytes) {
+    FUZZ_CHECK(out.readings.empty() && out.rejections.size() == 1 &&
+               out.rejections[0].reason == ingest::RejectReason::kOversize);
+  }
+  for (const ingest::Rejection& r : out.rejections) {
+    FUZZ_CHECK(!ingest::ReasonName(r.reason).empty() && ingest::ReasonName(r.reason) != "unknown");
+    FUZZ_CHECK(!r.message.empty());
+  }
+  if (!out.readings.empty()) FUZZ_CHECK(outputs <= options.max_batch);
+  if (input.size() <= options.max_payload_bytes) {
+    const nlohmann::json doc = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || !doc.is_array() || doc.empty() || doc.size() > options.max_batch) {
+      FUZZ_CHECK(outputs == 1);
+    } else {
+      FUZZ_CHECK(outputs == doc.size());
+    }
+    if (doc.is_discarded()) FUZZ_CHECK(out.rejections[0].reason == ingest::RejectReason::kMalformedJson);
+  }
+
+  for (const storage::Reading& reading : out.readings) {
+    FUZZ_CHECK(storage::ValidateDeviceId(reading.device_id).ok());
+    if (!topic_device.empty()) FUZZ_CHECK(reading.device_id == topic_device);
+    FUZZ_CHECK(reading.sort_key.size() == storage::kSortKeyLength);
+    std::string again;
+    FUZZ_CHECK(storage::NormalizeTimestamp(reading.sort_key, &again).ok() && again == reading.sort_key);
+    FUZZ_CHECK(storage::ValidateAttributes(reading.attributes).ok());
+
+    std::string encoded;
+    storage::EncodeAttributes(reading.attributes, &encoded);
+    std::vector<storage::Attribute> decoded;
+    FUZZ_CHECK(storage::DecodeAttributes(encoded, &decoded).ok());
+    FUZZ_CHECK(SameAttributes(decoded, reading.attributes));
+    (void)storage::ItemSize(reading);
+  }
+  return 0;
+}

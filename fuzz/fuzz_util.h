@@ -1,0 +1,61 @@
+// Helpers shared by the libFuzzer targets in this folder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "storage/reading.h"
+
+namespace readingsd::fuzz {
+
+// A property violation: say which one, then trap so libFuzzer records the input as a crash.
+#define FUZZ_CHECK(cond)                                                                  \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
+      std::fprintf(stderr, "%s:%d: property violated: %s\n", __FILE__, __LINE__, #cond); \
+      __builtin_trap();                                                                   \
+    }                                                                                     \
+  } while (0)
+
+inline std::string_view AsView(const uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// Splits `input` at each `separator` into at most `max_parts` parts (the last one takes the
+// rest); missing parts are empty.
+inline std::vector<std::string_view> Split(std::string_view input, char separator, std::size_t max_parts) {
+  std::vector<std::string_view> parts;
+  while (parts.size() + 1 < max_parts) {
+    const auto at = input.find(separator);
+    if (at == std::string_view::npos) break;
+    parts.push_back(input.substr(0, at));
+    input.remove_prefix(at + 1);
+  }
+  parts.push_back(input);
+  parts.resize(max_parts);
+  return parts;
+}
+
+// Attribute values compared bit for bit: NaN equals the same NaN, 0.0 differs from -0.0.
+inline bool SameValue(const storage::AttributeValue& a, const storage::AttributeValue& b) {
+  if (a.index() != b.index()) return false;
+  if (const double* x = std::get_if<double>(&a)) {
+    return std::memcmp(x, &std::get<double>(b), sizeof(double)) == 0;
+  }
+  return a == b;
+}
+
+inline bool SameAttributes(const std::vector<storage::Attribute>& a, const std::vector<storage::Attribute>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || !SameValue(a[i].value, b[i].value)) return false;
+  }
+  return true;
+}
+
+}  // namespace readingsd::fuzz
