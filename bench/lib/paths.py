@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""Request paths for bench_query http, and a check of what the systems answer.
+
+  paths.py SYSTEM KIND WORKLOAD [N]    print one request path per workload line
+  paths.py check SYSTEM KIND WORKLOAD PORT [N]
+                                       send the first 5 requests, print "items=<per request>"
+
+SYSTEM: readingsd | victoriametrics | influxdb; KIND: between | latest.
+WORKLOAD lines are bench_gen's "<device> <from_iso> <to_iso> <from_ms> <to_ms>" (inclusive).
+"""
+import http.client
+import json
+import sys
+import urllib.parse
+
+q = urllib.parse.quote
+
+
+def path(system, kind, line, n):
+    device, from_iso, to_iso, from_ms, to_ms = line.split()
+    if system == "readingsd":
+        if kind == "latest":
+            return f"/v1/devices/{device}/latest?n={n}"
+        return f"/v1/devices/{device}/readings?from={q(from_iso)}&to={q(to_iso)}&limit=10000"
+    if system == "victoriametrics":
+        # No "newest n" in VictoriaMetrics: latest is the export of the time range that holds the
+        # device's last n readings (known from the generator).
+        match = q('{device="%s"}' % device)
+        return f"/api/v1/export?match[]={match}&start={int(from_ms) / 1000:.3f}&end={int(to_ms) / 1000:.3f}"
+    if system == "influxdb":
+        if kind == "latest":
+            sql = f"SELECT * FROM readings WHERE device = '{device}' ORDER BY time DESC LIMIT {n}"
+        else:
+            sql = f"SELECT * FROM readings WHERE device = '{device}' AND time >= {from_ms}ms AND time <= {to_ms}ms"
+        return f"/query?db=bench&epoch=ms&q={q(sql)}"
+    raise SystemExit(f"paths.py: unknown system {system}")
+
+
+def items(system, body):
+    if system == "readingsd":
+        return json.loads(body)["count"]
+    if system == "victoriametrics":  # readings = samples per series (temperature, humidity)
+        lines = [json.loads(l) for l in body.splitlines() if l.strip()]
+        return sum(len(l["values"]) for l in lines) / max(1, len(lines))
+    series = json.loads(body)["results"][0].get("series", [])
+    return sum(len(s["values"]) for s in series)
+
+
+def main(argv):
+    if argv[1] == "check":
+        system, kind, workload, port = argv[2:6]
+        n = int(argv[6]) if len(argv) > 6 else 10
+        conn = http.client.HTTPConnection("127.0.0.1", int(port))
+        counts = []
+        for line in open(workload).read().splitlines()[:5]:
+            conn.request("GET", path(system, kind, line, n))
+            resp = conn.getresponse()
+            body = resp.read()
+            if resp.status != 200:
+                raise SystemExit(f"paths.py: {system}: HTTP {resp.status}: {body[:300]!r}")
+            counts.append(items(system, body))
+        print("items=" + ",".join(f"{c:g}" for c in counts))
+        return
+    system, kind, workload = argv[1:4]
+    n = int(argv[4]) if len(argv) > 4 else 10
+    for line in open(workload).read().splitlines():
+        if line.strip():
+            print(path(system, kind, line, n))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
