@@ -287,14 +287,27 @@ class MosquittoIngest : public MqttIngest {
     auto start = std::chrono::steady_clock::now();
     Status s = store_->Write(pending_);
     if (!s.ok() && s.IsInvalidArgument()) {
-      // Payload validation makes this unreachable; should it happen, keep the good readings
-      // instead of blocking the stream on one.
-      std::vector<storage::Reading> keep;
-      for (auto& r : pending_) {
-        if (store_->Put(r).ok()) keep.push_back(std::move(r));
-      }
-      pending_ = std::move(keep);
+      // Payload validation makes this unreachable; should it happen, write the readings one by
+      // one and drop only the invalid ones instead of blocking the stream on them. Any other
+      // failure stops here with the unwritten rest still pending, so none of it is acked.
+      std::vector<storage::Reading> written, unwritten;
       s = Status::OK();
+      for (auto& r : pending_) {
+        Status put = s.ok() ? store_->Put(r) : s;
+        if (put.ok()) {
+          written.push_back(std::move(r));
+        } else if (put.IsInvalidArgument()) {
+          Log(LogLevel::kError, "ingest: dropping a reading the store refused: " + put.message());
+        } else {
+          s = put;
+          unwritten.push_back(std::move(r));
+        }
+      }
+      if (!s.ok()) {
+        pending_ = std::move(unwritten);  // the written ones are durable; retry the rest
+      } else {
+        pending_ = std::move(written);
+      }
     }
     if (!s.ok()) {
       bool first = false;
