@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "tests/http/http_test_util.h"
@@ -264,6 +266,51 @@ TEST_F(NativeApiTest, OneItemByTimestampInAnyForm) {
   ExpectBadParameter(Get(port(), "/v1/devices/a1/readings/08:05"), "timestamp: invalid timestamp");
   ExpectBadParameter(Get(port(), "/v1/devices/a1/readings/2026-06-23T08:05:00Z?x=1"),
                      "unknown query parameter");
+}
+
+// Pages are written without a JSON DOM: every string that needs escaping, every double's exact
+// value and the float-ness of integral numbers must survive a parse of the body.
+TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
+  const std::vector<std::string> strings = {
+      "", "plain", "quote\" backslash\\ slash/", "tab\t newline\n nul", std::string("nul\0byte", 8),
+      "\x01\x1f control", "°C ünïcödé 温度 😀", "</script>"};
+  const std::vector<double> numbers = {0.0,   -0.0,    21.5,    22.0,     -7.0,   0.1,     1.0 / 3,
+                                       1e-7,  1e15,    1e16,    1e300,    -1e-300, 5e-324,  1.7976931348623157e308,
+                                       123456789.125, 9007199254740993.0, 4.35, 100.0};
+  std::vector<storage::Attribute> attributes;
+  for (std::size_t i = 0; i < strings.size(); ++i) attributes.push_back({"s" + std::to_string(i), strings[i]});
+  for (std::size_t i = 0; i < numbers.size(); ++i) attributes.push_back({"n" + std::to_string(i), numbers[i]});
+  attributes.push_back({"t", true});
+  attributes.push_back({"f", false});
+  attributes.push_back({"name \"with\" \\ escapes\n°", 1.0});
+  const std::string sort_key = "2026-06-25T00:00:00.000000000Z";
+  ASSERT_TRUE(store_->Put(MakeReading("render", sort_key, attributes)).ok());
+
+  auto check = [&](const json& item) {
+    EXPECT_EQ(item["deviceId"], "render");
+    EXPECT_EQ(item["readingTs"], sort_key);
+    ASSERT_EQ(item.size(), attributes.size() + 2) << item.dump();
+    for (const storage::Attribute& a : attributes) {
+      ASSERT_TRUE(item.contains(a.name)) << a.name;
+      const json& v = item[a.name];
+      if (const auto* d = std::get_if<double>(&a.value)) {
+        ASSERT_TRUE(v.is_number_float()) << a.name << " = " << v.dump();
+        EXPECT_EQ(std::signbit(v.get<double>()), std::signbit(*d)) << a.name;
+        EXPECT_EQ(v.get<double>(), *d) << a.name;
+      } else if (const auto* b = std::get_if<bool>(&a.value)) {
+        EXPECT_EQ(v, *b) << a.name;
+      } else {
+        EXPECT_EQ(v, std::get<std::string>(a.value)) << a.name;
+      }
+    }
+  };
+  HttpResult page = Readings("render");
+  ASSERT_EQ(page.status, 200) << page.body;
+  ASSERT_EQ(page.Json()["items"].size(), 1u);
+  check(page.Json()["items"][0]);
+  HttpResult item = Get(port(), "/v1/devices/render/readings/" + sort_key);
+  ASSERT_EQ(item.status, 200) << item.body;
+  check(item.Json());
 }
 
 TEST_F(NativeApiTest, UnknownRoutesAre404AndWrongMethods405) {
