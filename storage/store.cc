@@ -327,6 +327,12 @@ rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksd
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.whole_key_filtering = true;  // point reads (GetItem) use the same filter
+  // Index and filter blocks live in the block cache, not beside it: otherwise every SST file
+  // pins its own for as long as it is open, and memory grows with the data, not with the
+  // cache's size. L0's stay pinned (they are read by every query) and the rest are evicted last.
+  table.cache_index_and_filter_blocks = true;
+  table.cache_index_and_filter_blocks_with_high_priority = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 
   if (options.retention.count() > 0) {
