@@ -122,7 +122,9 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
              SingleGauge(registry_, "readingsd_rocksdb_stall_micros",
                          "Cumulative microseconds writes were stalled."),
              SingleGauge(registry_, "readingsd_rocksdb_estimated_keys",
-                         "Estimated number of keys.")},
+                         "Estimated number of keys."),
+             SingleGauge(registry_, "readingsd_rocksdb_block_cache_misses",
+                         "Cumulative blocks (data, index, filter) read from files, not the cache.")},
       write_series_(
           GaugeFamily(registry_, "readingsd_partition_writes",
                       "Writes to the partition in the window (estimate), top-K partitions only."),
@@ -176,6 +178,7 @@ void Exporter::Publish(const StoreFigures& figures) {
   store_.pending_compaction_bytes.Set(static_cast<double>(figures.pending_compaction_bytes));
   store_.stall_micros.Set(static_cast<double>(figures.stall_micros));
   store_.estimated_keys.Set(static_cast<double>(figures.estimated_keys));
+  store_.block_cache_misses.Set(static_cast<double>(figures.block_cache_misses));
 }
 
 }  // namespace readingsd::metrics

@@ -37,6 +37,7 @@ struct StoreFigures {
   std::uint64_t pending_compaction_bytes = 0;
   std::uint64_t stall_micros = 0;  // cumulative, so rate() it
   std::uint64_t estimated_keys = 0;
+  std::uint64_t block_cache_misses = 0;  // cumulative
 };
 
 class Exporter {
@@ -99,6 +100,7 @@ class Exporter {
     prometheus::Gauge& pending_compaction_bytes;
     prometheus::Gauge& stall_micros;
     prometheus::Gauge& estimated_keys;
+    prometheus::Gauge& block_cache_misses;
   };
 
   void Publish(const HotnessReport& report);

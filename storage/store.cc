@@ -258,6 +258,7 @@ class RocksStore : public Store {
     db_->GetIntProperty(rocksdb::DB::Properties::kEstimatePendingCompactionBytes, &st.pending_compaction_bytes);
     db_->GetIntProperty(rocksdb::DB::Properties::kEstimateNumKeys, &st.estimated_keys);
     st.stall_micros = stats_->getTickerCount(rocksdb::STALL_MICROS);
+    st.block_cache_misses = stats_->getTickerCount(rocksdb::BLOCK_CACHE_MISS);
     return st;
   }
 
@@ -317,6 +318,10 @@ rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksd
   o.bottommost_compression = Preferred({rocksdb::kZSTD, rocksdb::kLZ4Compression});
   o.prefix_extractor = std::make_shared<PartitionPrefix>();
   o.memtable_prefix_bloom_size_ratio = 0.05;
+  // Each device's readings arrive in time order, so its next key goes right after its last one:
+  // a per-partition insert hint makes the memtable insert near O(1) instead of a full skiplist
+  // search among every other device's keys.
+  o.memtable_insert_with_hint_prefix_extractor = o.prefix_extractor;
   o.statistics = std::move(stats);
   if (!options.read_only) {
     o.info_log = InfoLog::Open(options.path);
@@ -329,7 +334,14 @@ rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksd
   table.whole_key_filtering = true;  // point reads (GetItem) use the same filter
   // Index and filter blocks live in the block cache, not beside it: otherwise every SST file
   // pins its own for as long as it is open, and memory grows with the data, not with the
-  // cache's size. L0's stay pinned (they are read by every query) and the rest are evicted last.
+  // cache's size. They are partitioned into metadata_block_size pieces because a whole filter
+  // of a bottom-level file (megabytes) is larger than one cache shard: it was evicted as soon as
+  // it was used and re-read by every query (25 ms for a 600-reading window instead of 0.1 ms).
+  // The small top-level index of each file stays pinned, as do L0's; the rest is evicted last.
+  table.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
+  table.partition_filters = true;
+  table.metadata_block_size = 4096;
+  table.pin_top_level_index_and_filter = true;
   table.cache_index_and_filter_blocks = true;
   table.cache_index_and_filter_blocks_with_high_priority = true;
   table.pin_l0_filter_and_index_blocks_in_cache = true;

@@ -33,6 +33,7 @@ struct StoreStats {
   uint64_t pending_compaction_bytes = 0;
   uint64_t estimated_keys = 0;
   uint64_t stall_micros = 0;
+  uint64_t block_cache_misses = 0;  // cumulative: data, index and filter blocks read from files
 };
 
 // Readings of one partition within [lower, upper) sort keys, in key (= time) order.

@@ -48,6 +48,7 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
     StoreFigures figures;
     figures.sst_bytes = 123'456;
     figures.estimated_keys = 42;
+    figures.block_cache_misses = 7;
     return figures;
   });
 
@@ -63,7 +64,8 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
         "readingsd_mqtt_reconnects_total", "readingsd_write_batch_size",
         "readingsd_write_batch_seconds", "readingsd_query_seconds", "readingsd_rocksdb_sst_bytes",
         "readingsd_rocksdb_memtable_bytes", "readingsd_rocksdb_pending_compaction_bytes",
-        "readingsd_rocksdb_stall_micros", "readingsd_rocksdb_estimated_keys"}) {
+        "readingsd_rocksdb_stall_micros", "readingsd_rocksdb_estimated_keys",
+        "readingsd_rocksdb_block_cache_misses"}) {
     EXPECT_TRUE(Contains(text, std::string("# TYPE ") + name + " "));
   }
   EXPECT_TRUE(Contains(text, "readingsd_partition_writes{partition=\"DEV#1\"} 1\n"));
@@ -72,6 +74,7 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
   EXPECT_TRUE(Contains(text, "readingsd_query_seconds_count{endpoint=\"readings\"} 1\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_sst_bytes 123456\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_estimated_keys 42\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_misses 7\n"));
   EXPECT_TRUE(Contains(text, "readingsd_mqtt_connected 1\n"));
 }
 

@@ -301,5 +301,35 @@ TEST_F(StoreTest, CheckpointIsAnIdenticalStore) {
   EXPECT_GT(store_->Stats().estimated_keys, 0u);
 }
 
+// Index and filter blocks live in the block cache, bounded by its size. A whole filter of a big
+// compacted file is larger than one cache shard (512 KiB here), so unpartitioned it was evicted
+// right after each use and read again by every query; partitioned, a repeated window is served
+// from the cache alone.
+TEST_F(StoreTest, RepeatedWindowReadsAreServedFromTheBlockCache) {
+  options_.block_cache_bytes = 4u << 20;
+  Open();
+  constexpr int kDevices = 50, kPerDevice = 12'000;  // 600 k keys: a ~750 KB bloom filter
+  std::vector<Reading> batch;
+  for (int t = 0; t < kPerDevice; ++t) {
+    for (int d = 0; d < kDevices; ++d) {
+      const auto at = date::sys_seconds{date::sys_days{date::year{2026} / 6 / 23}} + std::chrono::seconds{t};
+      batch.push_back(Make("d" + std::to_string(d), date::format("%FT%TZ", at), t));
+    }
+    if (batch.size() >= 10'000) {
+      ASSERT_TRUE(store_->Write(batch).ok());
+      batch.clear();
+    }
+  }
+  ASSERT_TRUE(store_->CompactAll().ok());
+  auto window = [&] {
+    return SortKeys("d7", "2026-06-23T01:00:00.000000000Z", "2026-06-23T01:10:00.000000000Z").size();
+  };
+  ASSERT_EQ(window(), 600u);
+  ASSERT_EQ(window(), 600u);
+  const uint64_t warm = store_->Stats().block_cache_misses;
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(window(), 600u);
+  EXPECT_EQ(store_->Stats().block_cache_misses, warm);
+}
+
 }  // namespace
 }  // namespace readingsd::storage
