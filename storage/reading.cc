@@ -29,12 +29,42 @@ bool GetVarint(std::string_view* in, uint64_t* v) {
   return false;
 }
 
-bool GetBytes(std::string_view* in, std::string* out) {
+bool GetBytes(std::string_view* in, std::string_view* out) {
   uint64_t n;
   if (!GetVarint(in, &n) || n > in->size()) return false;
-  out->assign(in->substr(0, n));
+  *out = in->substr(0, n);
   in->remove_prefix(n);
   return true;
+}
+
+// One encoded attribute as views into the value: the payload is the 8 number bytes, the string's
+// bytes, or empty for a boolean.
+struct EncodedAttribute {
+  std::string_view name;
+  char tag = 0;
+  std::string_view payload;
+};
+
+// nullptr and the attribute, or what is wrong with the encoding.
+const char* NextAttribute(std::string_view* in, EncodedAttribute* a) {
+  if (!GetBytes(in, &a->name) || in->empty()) return "truncated attribute name";
+  a->tag = in->front();
+  in->remove_prefix(1);
+  switch (a->tag) {
+    case 'n':
+      if (in->size() < sizeof(double)) return "truncated number attribute";
+      a->payload = in->substr(0, sizeof(double));
+      in->remove_prefix(sizeof(double));
+      return nullptr;
+    case 's':
+      return GetBytes(in, &a->payload) ? nullptr : "truncated string attribute";
+    case 't':
+    case 'f':
+      a->payload = {};
+      return nullptr;
+    default:
+      return "unknown attribute type tag";
+  }
 }
 
 static_assert(std::endian::native == std::endian::little, "the value encoding assumes little-endian hosts");
@@ -98,31 +128,27 @@ Status DecodeAttributes(std::string_view in, std::vector<Attribute>* out) {
     return Status::Corruption("reading value has an unknown format version");
   }
   in.remove_prefix(1);
+  // Validated and counted first, so the vector is allocated once: a query decodes every item it
+  // reads, and growing 1 -> 2 -> 4 was a third of its instructions.
+  EncodedAttribute a;
+  std::size_t count = 0;
+  for (std::string_view rest = in; !rest.empty(); ++count) {
+    if (const char* error = NextAttribute(&rest, &a)) return Status::Corruption(error);
+  }
+  out->reserve(count);
   while (!in.empty()) {
-    Attribute a;
-    if (!GetBytes(&in, &a.name) || in.empty()) return Status::Corruption("truncated attribute name");
-    char tag = in.front();
-    in.remove_prefix(1);
-    switch (tag) {
-      case 'n': {
-        if (in.size() < sizeof(double)) return Status::Corruption("truncated number attribute");
-        double d;
-        std::memcpy(&d, in.data(), sizeof d);
-        in.remove_prefix(sizeof d);
-        a.value = d;
-        break;
-      }
-      case 's': {
-        std::string s;
-        if (!GetBytes(&in, &s)) return Status::Corruption("truncated string attribute");
-        a.value = std::move(s);
-        break;
-      }
-      case 't': a.value = true; break;
-      case 'f': a.value = false; break;
-      default: return Status::Corruption("unknown attribute type tag");
+    NextAttribute(&in, &a);
+    Attribute& decoded = out->emplace_back();
+    decoded.name.assign(a.name);
+    if (a.tag == 'n') {
+      double d;
+      std::memcpy(&d, a.payload.data(), sizeof d);
+      decoded.value = d;
+    } else if (a.tag == 's') {
+      decoded.value.emplace<std::string>(a.payload);
+    } else {
+      decoded.value = a.tag == 't';
     }
-    out->push_back(std::move(a));
   }
   return Status::OK();
 }
