@@ -1,6 +1,7 @@
 // bench_storage: readingsd's fastest bulk path, storage::Store::Write in batches.
 //
 //   bench_storage --dir DIR --count N --devices D [--pad P] [--batch 1000] [--no-compact] [--sort-batch]
+//                 [--rss-every K]
 //
 // Every reading is generated and converted to a storage::Reading first (attributes as the
 // ingest path stores them: parsed from the JSON object, so in name order: humidity, pad,
@@ -12,7 +13,13 @@
 //
 // --sort-batch is an experiment, not what readingsd does: each batch is sorted by key (inside the
 // clock) before Write, to show what key order is worth to RocksDB's memtable inserts.
+//
+// --rss-every K is the storage layer's memory soak: readings are generated and written batch by
+// batch instead of all up front (so the process holds only the store), and the process's VmRSS
+// is printed every K readings ("rss readings=… mb=…"), then its min / median / max over the
+// second half of the run. No CompactAll.
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <tuple>
 
@@ -20,6 +27,56 @@
 #include "storage/key.h"
 #include "storage/reading.h"
 #include "storage/store.h"
+
+namespace {
+
+double RssMb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024;
+  }
+  return 0;
+}
+
+template <typename Convert>
+int MemorySoak(const std::string& dir, const readingsd::tools::GeneratorOptions& g, std::size_t batch,
+               std::int64_t every, Convert convert) {
+  using namespace readingsd;
+  storage::StoreOptions options;
+  options.path = dir;
+  std::unique_ptr<storage::Store> store;
+  if (Status s = storage::Store::Open(options, &store); !s.ok()) throw std::runtime_error(s.ToString());
+  tools::ReadingGenerator gen(g);
+  tools::GeneratedMessage m;
+  std::vector<storage::Reading> pending;
+  std::vector<double> samples;
+  std::uint64_t written = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (gen.Next(&m)) {
+    for (const auto& r : m.readings) {
+      pending.push_back(convert(r));
+      if (pending.size() < batch) continue;
+      if (Status s = store->Write(pending); !s.ok()) throw std::runtime_error(s.ToString());
+      written += pending.size();
+      pending.clear();
+      if (written % static_cast<std::uint64_t>(every) < batch) {
+        samples.push_back(RssMb());
+        std::printf("rss readings=%llu mb=%.1f\n", static_cast<unsigned long long>(written), samples.back());
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (!pending.empty() && !store->Write(pending).ok()) throw std::runtime_error("last write failed");
+  std::vector<double> half(samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2), samples.end());
+  std::sort(half.begin(), half.end());
+  if (half.empty()) throw std::runtime_error("no samples: --rss-every is larger than --count / 2");
+  std::printf("readings=%llu seconds=%.1f rss_second_half_min=%.1f median=%.1f max=%.1f\n",
+              static_cast<unsigned long long>(g.count), bench::Seconds(std::chrono::steady_clock::now() - t0),
+              half.front(), half[half.size() / 2], half.back());
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace readingsd;
@@ -33,25 +90,28 @@ int main(int argc, char** argv) {
     tools::GeneratorOptions g = bench::GeneratorFrom(f);
     const auto batch = static_cast<std::size_t>(f.Int("batch", 1000));
 
+    const std::string pad(g.payload_pad, 'x');
+    // A generated reading as the ingest path stores it.
+    auto stored = [&pad](const tools::GeneratedReading& r) {
+      storage::Reading out;
+      out.device_id = r.device_id;
+      if (Status s = storage::NormalizeTimestamp(r.reading_ts, &out.sort_key); !s.ok()) {
+        throw std::runtime_error(s.ToString());
+      }
+      out.attributes.push_back({"humidity", r.humidity});
+      if (!pad.empty()) out.attributes.push_back({"pad", pad});
+      out.attributes.push_back({"temperature", r.temperature});
+      return out;
+    };
+    if (f.Has("rss-every")) return MemorySoak(f.Str("dir"), g, batch, f.Int("rss-every", 1000000), stored);
+
     std::vector<storage::Reading> readings;
     readings.reserve(g.count);
     {
       tools::ReadingGenerator gen(g);
       tools::GeneratedMessage m;
-      const std::string pad(g.payload_pad, 'x');
       while (gen.Next(&m)) {
-        for (const auto& r : m.readings) {
-          storage::Reading out;
-          out.device_id = r.device_id;
-          if (Status s = storage::NormalizeTimestamp(r.reading_ts, &out.sort_key); !s.ok()) {
-            std::cerr << "bench_storage: " << s.ToString() << "\n";
-            return 1;
-          }
-          out.attributes.push_back({"humidity", r.humidity});
-          if (!pad.empty()) out.attributes.push_back({"pad", pad});
-          out.attributes.push_back({"temperature", r.temperature});
-          readings.push_back(std::move(out));
-        }
+        for (const auto& r : m.readings) readings.push_back(stored(r));
       }
     }
 
