@@ -38,27 +38,36 @@ double RssMb() {
   return 0;
 }
 
+// The daemon's default store options at `dir`; throws what Open says.
+std::unique_ptr<readingsd::storage::Store> OpenStore(const std::string& dir) {
+  readingsd::storage::StoreOptions options;
+  options.path = dir;
+  std::unique_ptr<readingsd::storage::Store> store;
+  if (auto s = readingsd::storage::Store::Open(options, &store); !s.ok()) throw std::runtime_error(s.ToString());
+  return store;
+}
+
 template <typename Convert>
 int MemorySoak(const std::string& dir, const readingsd::tools::GeneratorOptions& g, std::size_t batch,
                std::int64_t every, Convert convert) {
   using namespace readingsd;
-  storage::StoreOptions options;
-  options.path = dir;
-  std::unique_ptr<storage::Store> store;
-  if (Status s = storage::Store::Open(options, &store); !s.ok()) throw std::runtime_error(s.ToString());
+  std::unique_ptr<storage::Store> store = OpenStore(dir);
+  std::vector<storage::Reading> pending;
+  std::uint64_t written = 0;
+  auto write_pending = [&] {
+    if (Status s = store->Write(pending); !s.ok()) throw std::runtime_error(s.ToString());
+    written += pending.size();
+    pending.clear();
+  };
   tools::ReadingGenerator gen(g);
   tools::GeneratedMessage m;
-  std::vector<storage::Reading> pending;
   std::vector<double> samples;
-  std::uint64_t written = 0;
   const auto t0 = std::chrono::steady_clock::now();
   while (gen.Next(&m)) {
     for (const auto& r : m.readings) {
       pending.push_back(convert(r));
       if (pending.size() < batch) continue;
-      if (Status s = store->Write(pending); !s.ok()) throw std::runtime_error(s.ToString());
-      written += pending.size();
-      pending.clear();
+      write_pending();
       if (written % static_cast<std::uint64_t>(every) < batch) {
         samples.push_back(RssMb());
         std::printf("rss readings=%llu mb=%.1f\n", static_cast<unsigned long long>(written), samples.back());
@@ -66,7 +75,7 @@ int MemorySoak(const std::string& dir, const readingsd::tools::GeneratorOptions&
       }
     }
   }
-  if (!pending.empty() && !store->Write(pending).ok()) throw std::runtime_error("last write failed");
+  if (!pending.empty()) write_pending();
   std::vector<double> half(samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2), samples.end());
   std::sort(half.begin(), half.end());
   if (half.empty()) throw std::runtime_error("no samples: --rss-every is larger than --count / 2");
@@ -127,13 +136,7 @@ int main(int argc, char** argv) {
       std::printf("key_bytes=%.1f value_bytes=%.1f\n", key_bytes / n, value_bytes / n);
     }
 
-    storage::StoreOptions options;
-    options.path = dir;
-    std::unique_ptr<storage::Store> store;
-    if (Status s = storage::Store::Open(options, &store); !s.ok()) {
-      std::cerr << "bench_storage: " << s.ToString() << "\n";
-      return 1;
-    }
+    std::unique_ptr<storage::Store> store = OpenStore(dir);
     const bool sort_batch = f.Has("sort-batch");
     const auto t0 = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < readings.size(); i += batch) {
