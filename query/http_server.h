@@ -1,9 +1,10 @@
 // HttpServer: the read side of readingsd over HTTP/1.1 — the native JSON API (query/native_api.h)
 // and a DynamoDB-compatible endpoint (query/dynamodb_api.h) on one listening socket.
 //
-// One io_context run by a small fixed pool of threads; one session per connection with its own
-// strand, so no connection state is shared between threads. Queries run on the I/O threads: a page
-// is bounded by max_limit and max_page_bytes, so no request holds a thread for long.
+// A small fixed number of threads, each running its own io_context; connections are handed to
+// them round-robin. One session per connection with its own strand, so no connection state is
+// shared between threads. Queries run on the I/O threads: a page is bounded by max_limit and
+// max_page_bytes, so no request holds a thread (and the connections it serves) for long.
 #pragma once
 
 #include <chrono>
