@@ -344,7 +344,11 @@ HttpResponse QueryOp(const ApiContext& context, const Json& body) {
   Json response = Json::object();
   if (!query.count_only) {
     response["Items"] = Json::array();
-    for (const storage::Reading& r : result.items) response["Items"].push_back(ItemJson(r, query.projection));
+    storage::Reading reading;
+    for (std::size_t i = 0; i < result.items.size(); ++i) {
+      if (Status s = result.items.ToReading(i, device_id, &reading); !s.ok()) return ErrorFromStatus(context, s);
+      response["Items"].push_back(ItemJson(reading, query.projection));
+    }
   }
   response["Count"] = result.count;
   response["ScannedCount"] = result.scanned_count;

@@ -421,10 +421,14 @@ void AppendNumber(double v, std::string* out) {
   if (std::none_of(buf, end, [](char c) { return c == '.' || c == 'e'; })) out->append(".0");
 }
 
-void AppendReading(const storage::Reading& reading, std::string* out) {
-  out->append("{\"deviceId\":\"").append(reading.device_id);
-  out->append("\",\"readingTs\":\"").append(reading.sort_key).push_back('"');
-  for (const storage::Attribute& a : reading.attributes) {
+// An item rendered from its stored bytes; `encoded` was read whole by Query or Get, so it is
+// well-formed here.
+void AppendItem(std::string_view device_id, std::string_view sort_key, std::string_view encoded,
+                std::string* out) {
+  out->append("{\"deviceId\":\"").append(device_id);
+  out->append("\",\"readingTs\":\"").append(sort_key).push_back('"');
+  storage::AttributeReader reader(encoded);
+  for (storage::AttributeView a; reader.Next(&a);) {
     out->push_back(',');
     AppendString(a.name, out);
     out->push_back(':');
@@ -433,7 +437,7 @@ void AppendReading(const storage::Reading& reading, std::string* out) {
     } else if (const auto* b = std::get_if<bool>(&a.value)) {
       out->append(*b ? "true" : "false");
     } else {
-      AppendString(std::get<std::string>(a.value), out);
+      AppendString(std::get<std::string_view>(a.value), out);
     }
   }
   out->push_back('}');
@@ -447,7 +451,8 @@ std::string PageBody(std::string_view device_id, const QueryResult& result) {
   out.append("{\"deviceId\":\"").append(device_id).append("\",\"items\":[");
   for (std::size_t i = 0; i < result.items.size(); ++i) {
     if (i != 0) out.push_back(',');
-    AppendReading(result.items[i], &out);
+    const Items::Item item = result.items[i];
+    AppendItem(device_id, item.sort_key, item.encoded_attributes, &out);
   }
   out.append("],\"count\":").append(std::to_string(result.count));
   out.append(",\"scannedCount\":").append(std::to_string(result.scanned_count));
@@ -506,8 +511,9 @@ HttpResponse Item(const ApiContext& context, const Match& match) {
   }
   if (!s.ok()) return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
   ReportPartitionRead(context, match.device_id, 1, storage::ItemSize(reading));
-  std::string body;
-  AppendReading(reading, &body);
+  std::string encoded, body;
+  storage::EncodeAttributes(reading.attributes, &encoded);
+  AppendItem(reading.device_id, reading.sort_key, encoded, &body);
   return JsonResponse(http::status::ok, std::move(body));
 }
 

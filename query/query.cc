@@ -128,20 +128,25 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
   // Every stored key is this prefix plus a sort key; its size counts towards max_page_bytes.
   const std::size_t key_prefix_bytes = storage::EncodeKey(key.device_id, "").size();
   std::size_t page_bytes = 0;
+  storage::Reading filtered;  // what the filter sees of each item, reused
+  filtered.device_id = key.device_id;
   for (; it->Valid(); advance()) {
-    // Decoded in place; an item the filter drops is taken back out.
-    storage::Reading& reading = result->items.emplace_back();
-    reading.device_id = key.device_id;
-    reading.sort_key = it->sort_key();
+    const std::string_view sort_key = it->sort_key();
     const std::string_view encoded = it->encoded_attributes();
-    if (Status s = storage::DecodeAttributes(encoded, &reading.attributes); !s.ok()) {
-      return Status::Corruption("reading " + storage::PartitionKey(key.device_id) + " " +
-                                reading.sort_key + ": " + s.message());
+    std::size_t item_bytes = 0;
+    Status s = storage::ItemSize(key.device_id, sort_key, encoded, &item_bytes);  // reads it whole
+    if (s.ok() && request.filter) {
+      filtered.sort_key = sort_key;
+      s = storage::DecodeAttributes(encoded, &filtered.attributes);
+    }
+    if (!s.ok()) {
+      return Status::Corruption("reading " + storage::PartitionKey(key.device_id) + " " + std::string(sort_key) +
+                                ": " + s.message());
     }
     ++result->scanned_count;
-    result->scanned_bytes += storage::ItemSize(reading);
-    page_bytes += key_prefix_bytes + reading.sort_key.size() + encoded.size();
-    if (request.filter && !Matches(*request.filter, reading)) result->items.pop_back();
+    result->scanned_bytes += item_bytes;
+    page_bytes += key_prefix_bytes + sort_key.size() + encoded.size();
+    if (!request.filter || Matches(*request.filter, filtered)) result->items.Append(sort_key, encoded);
     const bool page_full = (request.limit != 0 && result->scanned_count >= request.limit) ||
                            (request.max_page_bytes != 0 && page_bytes >= request.max_page_bytes);
     if (page_full) {
@@ -154,6 +159,24 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
   if (Status s = it->status(); !s.ok()) return s;
   result->count = result->items.size();
   return Status::OK();
+}
+
+Items::Item Items::operator[](std::size_t i) const {
+  const Span& span = items_[i];
+  const std::string_view item = std::string_view(bytes_).substr(span.begin, span.size);
+  return {item.substr(0, span.sort_key_size), item.substr(span.sort_key_size)};
+}
+
+Status Items::ToReading(std::size_t i, std::string_view device_id, storage::Reading* reading) const {
+  const Item item = (*this)[i];
+  reading->device_id = device_id;
+  reading->sort_key = item.sort_key;
+  return storage::DecodeAttributes(item.encoded_attributes, &reading->attributes);
+}
+
+void Items::Append(std::string_view sort_key, std::string_view encoded_attributes) {
+  items_.push_back({bytes_.size(), sort_key.size(), sort_key.size() + encoded_attributes.size()});
+  bytes_.append(sort_key).append(encoded_attributes);
 }
 
 }  // namespace readingsd::query

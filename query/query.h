@@ -51,8 +51,36 @@ struct QueryRequest {
   std::size_t max_page_bytes = kMaxPageBytes;
 };
 
+// The items of a page as stored: sort keys and encoded values (storage/reading.h) side by side
+// in one buffer. A 600-item page is a few allocations instead of three per item, and the APIs
+// render straight from the stored bytes.
+class Items {
+ public:
+  struct Item {
+    std::string_view sort_key;
+    std::string_view encoded_attributes;  // checked by Query: AttributeReader reads it whole
+  };
+
+  std::size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  Item operator[](std::size_t i) const;
+  // The item as a Reading of `device_id`, for callers that need owned attributes.
+  Status ToReading(std::size_t i, std::string_view device_id, storage::Reading* reading) const;
+
+  void Append(std::string_view sort_key, std::string_view encoded_attributes);
+
+ private:
+  struct Span {
+    std::size_t begin;  // of the sort key in bytes_; the encoded value follows it
+    std::size_t sort_key_size;
+    std::size_t size;
+  };
+  std::string bytes_;
+  std::vector<Span> items_;
+};
+
 struct QueryResult {
-  std::vector<storage::Reading> items;
+  Items items;
   std::size_t count = 0;          // items returned (after the filter)
   std::size_t scanned_count = 0;  // items read (before the filter)
   // storage::ItemSize of every item read, filtered out or not: what DynamoDB bills reads on.

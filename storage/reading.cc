@@ -37,34 +37,44 @@ bool GetBytes(std::string_view* in, std::string_view* out) {
   return true;
 }
 
-// One encoded attribute as views into the value: the payload is the 8 number bytes, the string's
-// bytes, or empty for a boolean.
-struct EncodedAttribute {
-  std::string_view name;
-  char tag = 0;
-  std::string_view payload;
-};
-
 // nullptr and the attribute, or what is wrong with the encoding.
-const char* NextAttribute(std::string_view* in, EncodedAttribute* a) {
+const char* ParseAttribute(std::string_view* in, AttributeView* a) {
   if (!GetBytes(in, &a->name) || in->empty()) return "truncated attribute name";
-  a->tag = in->front();
+  const char tag = in->front();
   in->remove_prefix(1);
-  switch (a->tag) {
-    case 'n':
+  switch (tag) {
+    case 'n': {
       if (in->size() < sizeof(double)) return "truncated number attribute";
-      a->payload = in->substr(0, sizeof(double));
-      in->remove_prefix(sizeof(double));
+      double d;
+      std::memcpy(&d, in->data(), sizeof d);
+      in->remove_prefix(sizeof d);
+      a->value = d;
       return nullptr;
-    case 's':
-      return GetBytes(in, &a->payload) ? nullptr : "truncated string attribute";
+    }
+    case 's': {
+      std::string_view bytes;
+      if (!GetBytes(in, &bytes)) return "truncated string attribute";
+      a->value = bytes;
+      return nullptr;
+    }
     case 't':
     case 'f':
-      a->payload = {};
+      a->value = tag == 't';
       return nullptr;
     default:
       return "unknown attribute type tag";
   }
+}
+
+// Names plus values, as DynamoDB bills an item; one formula for Readings and stored values.
+std::size_t KeyAttributesSize(std::string_view device_id, std::string_view sort_key) {
+  return kDeviceIdAttribute.size() + device_id.size() + kReadingTsAttribute.size() + sort_key.size();
+}
+
+template <typename String>
+std::size_t AttributeSize(std::string_view name, const std::variant<double, String, bool>& value) {
+  if (const String* s = std::get_if<String>(&value)) return name.size() + s->size();
+  return name.size() + (std::holds_alternative<double>(value) ? sizeof(double) : 1);
 }
 
 static_assert(std::endian::native == std::endian::little, "the value encoding assumes little-endian hosts");
@@ -88,17 +98,17 @@ Status ValidateAttributes(const std::vector<Attribute>& attributes) {
 }
 
 std::size_t ItemSize(const Reading& reading) {
-  std::size_t size = kDeviceIdAttribute.size() + reading.device_id.size() + kReadingTsAttribute.size() +
-                     reading.sort_key.size();
-  for (const auto& a : reading.attributes) {
-    size += a.name.size();
-    if (const std::string* s = std::get_if<std::string>(&a.value)) {
-      size += s->size();
-    } else {
-      size += std::holds_alternative<double>(a.value) ? sizeof(double) : 1;
-    }
-  }
+  std::size_t size = KeyAttributesSize(reading.device_id, reading.sort_key);
+  for (const auto& a : reading.attributes) size += AttributeSize(a.name, a.value);
   return size;
+}
+
+Status ItemSize(std::string_view device_id, std::string_view sort_key, std::string_view encoded,
+                std::size_t* size) {
+  *size = KeyAttributesSize(device_id, sort_key);
+  AttributeReader reader(encoded);
+  for (AttributeView a; reader.Next(&a);) *size += AttributeSize(a.name, a.value);
+  return reader.status();
 }
 
 void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out) {
@@ -124,33 +134,44 @@ void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out
 
 Status DecodeAttributes(std::string_view in, std::vector<Attribute>* out) {
   out->clear();
-  if (in.empty() || in.front() != kFormatVersion) {
-    return Status::Corruption("reading value has an unknown format version");
-  }
-  in.remove_prefix(1);
   // Validated and counted first, so the vector is allocated once: a query decodes every item it
   // reads, and growing 1 -> 2 -> 4 was a third of its instructions.
-  EncodedAttribute a;
+  AttributeView a;
   std::size_t count = 0;
-  for (std::string_view rest = in; !rest.empty(); ++count) {
-    if (const char* error = NextAttribute(&rest, &a)) return Status::Corruption(error);
-  }
+  AttributeReader counter(in);
+  while (counter.Next(&a)) ++count;
+  if (Status s = counter.status(); !s.ok()) return s;
   out->reserve(count);
-  while (!in.empty()) {
-    NextAttribute(&in, &a);
+  for (AttributeReader reader(in); reader.Next(&a);) {
     Attribute& decoded = out->emplace_back();
     decoded.name.assign(a.name);
-    if (a.tag == 'n') {
-      double d;
-      std::memcpy(&d, a.payload.data(), sizeof d);
-      decoded.value = d;
-    } else if (a.tag == 's') {
-      decoded.value.emplace<std::string>(a.payload);
+    if (const auto* bytes = std::get_if<std::string_view>(&a.value)) {
+      decoded.value.emplace<std::string>(*bytes);
+    } else if (const auto* d = std::get_if<double>(&a.value)) {
+      decoded.value = *d;
     } else {
-      decoded.value = a.tag == 't';
+      decoded.value = std::get<bool>(a.value);
     }
   }
   return Status::OK();
 }
+
+AttributeReader::AttributeReader(std::string_view encoded) : rest_(encoded) {
+  if (rest_.empty() || rest_.front() != kFormatVersion) {
+    error_ = "reading value has an unknown format version";
+    rest_ = {};
+  } else {
+    rest_.remove_prefix(1);
+  }
+}
+
+bool AttributeReader::Next(AttributeView* attribute) {
+  if (rest_.empty()) return false;
+  error_ = ParseAttribute(&rest_, attribute);
+  if (error_ != nullptr) rest_ = {};
+  return error_ == nullptr;
+}
+
+Status AttributeReader::status() const { return error_ ? Status::Corruption(error_) : Status::OK(); }
 
 }  // namespace readingsd::storage

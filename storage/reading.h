@@ -35,10 +35,34 @@ Status ValidateAttributes(const std::vector<Attribute>& attributes);
 // An item's size as DynamoDB bills it (names plus values, key attributes included), with numbers
 // counted as their 8 stored bytes: the basis of write/read units in the hotness metrics.
 std::size_t ItemSize(const Reading& reading);
+// The same for a stored item, from its encoded value; Corruption when that is malformed.
+Status ItemSize(std::string_view device_id, std::string_view sort_key, std::string_view encoded,
+                std::size_t* size);
 
 // Value encoding: version byte 1, then per attribute: varint name length, name, type tag
 // ('n' + 8-byte little-endian double | 's' + varint length + bytes | 't' | 'f').
 void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out);
 Status DecodeAttributes(std::string_view encoded, std::vector<Attribute>* out);
+
+// An attribute read in place: views into the encoded value, valid as long as it is.
+struct AttributeView {
+  std::string_view name;
+  std::variant<double, std::string_view, bool> value;
+};
+
+// Reads an encoded value's attributes one by one without copying them, so a page is rendered
+// from the stored bytes instead of from Readings built only to be printed.
+class AttributeReader {
+ public:
+  // `encoded` must outlive the reader; a wrong version byte is reported by Next / status.
+  explicit AttributeReader(std::string_view encoded);
+  // false at the end of the value or at the first malformed attribute (then status() says so).
+  bool Next(AttributeView* attribute);
+  Status status() const;
+
+ private:
+  std::string_view rest_;
+  const char* error_ = nullptr;
+};
 
 }  // namespace readingsd::storage

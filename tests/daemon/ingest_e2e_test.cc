@@ -49,7 +49,7 @@ TEST(IngestE2E, TenThousandReadingsForFiftyDevicesAreQueryableInOrder) {
     ASSERT_TRUE(query::Query(*store, request, &backward).ok());
     ASSERT_EQ(forward.items.size(), 200u) << device;
     for (std::size_t i = 0; i < forward.items.size(); ++i) {
-      EXPECT_TRUE(expected.count({device, forward.items[i].sort_key}));
+      EXPECT_TRUE(expected.count({device, std::string(forward.items[i].sort_key)}));
       if (i > 0) {
         EXPECT_LT(forward.items[i - 1].sort_key, forward.items[i].sort_key);
       }

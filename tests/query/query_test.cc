@@ -28,7 +28,7 @@ std::string SortKey(std::string_view timestamp) {
 
 std::vector<std::string> SortKeys(const QueryResult& result) {
   std::vector<std::string> keys;
-  for (const Reading& reading : result.items) keys.push_back(reading.sort_key);
+  for (std::size_t i = 0; i < result.items.size(); ++i) keys.emplace_back(result.items[i].sort_key);
   return keys;
 }
 
@@ -39,7 +39,8 @@ std::vector<std::string> SortKeys(std::initializer_list<std::string_view> timest
 }
 
 // Wraps the real store and checks that Query stays inside the bounds it asks for: every key an
-// iterator lands on lies within [lower, upper), and every step is counted.
+// iterator lands on lies within [lower, upper), and every step is counted. It can also hand out
+// a damaged value for one sort key, as a corrupted file would.
 class ObservedStore : public storage::Store {
  public:
   explicit ObservedStore(const storage::Store& store) : store_(store) {}
@@ -50,6 +51,7 @@ class ObservedStore : public storage::Store {
     bool left_bounds = false;
   };
   mutable std::vector<Observation> iterators;
+  std::string damaged_sort_key;  // its value loses its last byte
 
   Status Put(const Reading&) override { return Status::InvalidArgument("read only"); }
   Status Write(std::span<const Reading>) override { return Status::InvalidArgument("read only"); }
@@ -81,7 +83,10 @@ class ObservedStore : public storage::Store {
     void Next() override { inner_->Next(); Observe(); }
     void Prev() override { inner_->Prev(); Observe(); }
     std::string_view sort_key() const override { return inner_->sort_key(); }
-    std::string_view encoded_attributes() const override { return inner_->encoded_attributes(); }
+    std::string_view encoded_attributes() const override {
+      const std::string_view value = inner_->encoded_attributes();
+      return inner_->sort_key() == store_->damaged_sort_key ? value.substr(0, value.size() - 1) : value;
+    }
     Status status() const override { return inner_->status(); }
 
    private:
@@ -149,7 +154,7 @@ class QueryTest : public ::testing::Test {
       QueryResult result;
       Status s = Query(*store_, request, &result);
       EXPECT_TRUE(s.ok()) << s.ToString();
-      for (const Reading& reading : result.items) keys.push_back(reading.sort_key);
+      for (std::string& key : SortKeys(result)) keys.push_back(std::move(key));
       if (pages) *pages = page;
       if (!result.last_evaluated_sort_key || page > 10000) break;
       request.exclusive_start = *result.last_evaluated_sort_key;
@@ -299,14 +304,46 @@ TEST_F(QueryTest, NeighbouringPartitionsNeverLeak) {
                                  Run(devices[i], SortKeyOp::kLe, "9999-12-31T23:59:59.999999999Z", "", request),
                                  Run(devices[i], SortKeyOp::kBeginsWith, "2026", "", request)}) {
         ASSERT_EQ(result.items.size(), i + 1) << devices[i];
-        for (const Reading& reading : result.items) {
-          EXPECT_EQ(reading.device_id, devices[i]);
+        for (std::size_t k = 0; k < result.items.size(); ++k) {
+          Reading reading;
+          ASSERT_TRUE(result.items.ToReading(k, devices[i], &reading).ok());
           ASSERT_EQ(reading.attributes.size(), 1u);
           EXPECT_EQ(std::get<std::string>(reading.attributes[0].value), devices[i]);
         }
       }
     }
   }
+}
+
+// Pages are rendered from the stored bytes, so Query must have read every value whole: a damaged
+// one is an error naming the item, never a page that stops or breaks at it.
+TEST_F(QueryTest, ADamagedStoredValueFailsTheQuery) {
+  for (int minute = 0; minute < 3; ++minute) {
+    Put("a1", "2026-06-23T08:0" + std::to_string(minute) + ":00Z",
+        {{"temperature", 20.0 + minute}, {"unit", std::string("C")}});
+  }
+  ObservedStore observed(*store_);
+  observed.damaged_sort_key = SortKey("2026-06-23T08:01:00Z");
+  std::unique_ptr<FilterExpr> filter;
+  ASSERT_TRUE(ParseNativeFilter("temperature > 100", &filter).ok());
+  for (const FilterExpr* f : std::vector<const FilterExpr*>{nullptr, filter.get()}) {
+    for (bool forward : {true, false}) {
+      QueryRequest request;
+      ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "", "", &request.key).ok());
+      request.scan_forward = forward;
+      request.filter = f;
+      QueryResult result;
+      const Status s = Query(observed, request, &result);
+      EXPECT_EQ(s.code(), Status::Code::kCorruption) << s.ToString();
+      EXPECT_NE(s.message().find("DEV#a1 " + observed.damaged_sort_key), std::string::npos) << s.ToString();
+    }
+  }
+  observed.damaged_sort_key.clear();
+  QueryRequest request;
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "", "", &request.key).ok());
+  QueryResult result;
+  ASSERT_TRUE(Query(observed, request, &result).ok());
+  EXPECT_EQ(result.items.size(), 3u);
 }
 
 TEST_F(QueryTest, LimitCountsItemsReadAndNextKeyOnlyWhenMoreRemain) {

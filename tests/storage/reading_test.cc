@@ -54,15 +54,60 @@ TEST(Attributes, Validation) {
   EXPECT_FALSE(ValidateAttributes({{"readingTs", std::string("x")}}).ok());
 }
 
-}  // namespace
-}  // namespace readingsd::storage
+TEST(Attributes, ReaderSeesWhatDecodeSees) {
+  std::string encoded;
+  EncodeAttributes({{"t", -0.25}, {"s", std::string("a\0b", 3)}, {"on", true}, {"off", false}}, &encoded);
+  AttributeReader reader(encoded);
+  std::vector<AttributeView> seen;
+  for (AttributeView a; reader.Next(&a);) seen.push_back(a);
+  ASSERT_TRUE(reader.status().ok());
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].name, "t");
+  EXPECT_EQ(std::get<double>(seen[0].value), -0.25);
+  EXPECT_EQ(std::get<std::string_view>(seen[1].value), std::string_view("a\0b", 3));
+  EXPECT_TRUE(std::get<bool>(seen[2].value));
+  EXPECT_FALSE(std::get<bool>(seen[3].value));
+  EXPECT_FALSE(reader.Next(&seen[0]));  // stays at the end
 
-namespace readingsd::storage {
-namespace {
+  std::string empty;
+  EncodeAttributes({}, &empty);
+  AttributeReader none(empty);
+  EXPECT_FALSE(none.Next(&seen[0]));
+  EXPECT_TRUE(none.status().ok());
+}
+
+TEST(Attributes, ReaderStopsAtTheFirstDamagedAttribute) {
+  std::string encoded;
+  EncodeAttributes({{"temperature", 21.5}, {"status", std::string("ok")}}, &encoded);
+  for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
+    std::vector<Attribute> decoded;
+    const Status decode = DecodeAttributes(std::string_view(encoded).substr(0, cut), &decoded);
+    AttributeReader reader(std::string_view(encoded).substr(0, cut));
+    std::size_t read = 0;
+    for (AttributeView a; reader.Next(&a);) ++read;
+    // The reader accepts exactly what DecodeAttributes accepts, with the same error.
+    EXPECT_EQ(reader.status().ToString(), decode.ToString()) << cut;
+    if (decode.ok()) EXPECT_EQ(read, decoded.size()) << cut;
+  }
+  encoded[1 + 1 + std::string_view("temperature").size()] = '?';  // an unknown type tag
+  AttributeReader reader(encoded);
+  AttributeView a;
+  EXPECT_FALSE(reader.Next(&a));
+  EXPECT_EQ(reader.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(reader.status().message().find("unknown attribute type tag"), std::string::npos);
+}
 
 TEST(Attributes, ItemSizeCountsNamesAndValues) {
   Reading r{"a1", std::string(30, '0'), {{"t", 1.0}, {"s", std::string("abc")}, {"b", true}}};
   EXPECT_EQ(ItemSize(r), 8u + 2 + 9 + 30 + (1 + 8) + (1 + 3) + (1 + 1));
+  // A stored item bills the same as the Reading it was encoded from.
+  std::string encoded;
+  EncodeAttributes(r.attributes, &encoded);
+  std::size_t size = 0;
+  ASSERT_TRUE(ItemSize(r.device_id, r.sort_key, encoded, &size).ok());
+  EXPECT_EQ(size, ItemSize(r));
+  EXPECT_EQ(ItemSize(r.device_id, r.sort_key, encoded.substr(0, encoded.size() - 1), &size).code(),
+            Status::Code::kCorruption);
 }
 
 }  // namespace
