@@ -346,6 +346,32 @@ TEST_F(QueryTest, ADamagedStoredValueFailsTheQuery) {
   EXPECT_EQ(result.items.size(), 3u);
 }
 
+// Items are kept in fixed-size chunks: items of every size, the largest bigger than a chunk,
+// come back whole and in order however they fall across chunk boundaries.
+TEST_F(QueryTest, ItemsOfAnySizeComeBackWhole) {
+  std::vector<std::string> values;
+  for (int second = 0; second < 60; ++second) {
+    values.push_back(std::string(static_cast<std::size_t>(second) * second * 20, static_cast<char>('a' + second % 26)));
+    Put("a1", "2026-06-23T08:00:" + std::string(second < 10 ? "0" : "") + std::to_string(second) + "Z",
+        {{"blob", values.back()}});
+  }
+  for (bool forward : {true, false}) {
+    QueryRequest request;
+    request.scan_forward = forward;
+    request.max_page_bytes = 0;  // 1.4 MB in all
+    const QueryResult result = Run("a1", SortKeyOp::kAll, "", "", request);
+    ASSERT_EQ(result.items.size(), values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::size_t second = forward ? i : values.size() - 1 - i;
+      Reading reading;
+      ASSERT_TRUE(result.items.ToReading(i, "a1", &reading).ok()) << i;
+      EXPECT_EQ(reading.sort_key, SortKey("2026-06-23T08:00:00Z").replace(17, 2, (second < 10 ? "0" : "") + std::to_string(second)));
+      ASSERT_EQ(reading.attributes.size(), 1u);
+      EXPECT_EQ(std::get<std::string>(reading.attributes[0].value), values[second]) << second;
+    }
+  }
+}
+
 TEST_F(QueryTest, LimitCountsItemsReadAndNextKeyOnlyWhenMoreRemain) {
   for (int s = 0; s < 5; ++s) Put("a1", "2026-06-23T08:00:0" + std::to_string(s) + "Z");
   QueryRequest request;
