@@ -19,6 +19,12 @@ void PutVarint(std::string* out, uint64_t v) {
 }
 
 bool GetVarint(std::string_view* in, uint64_t* v) {
+  // Names and short strings: one byte, read without the loop.
+  if (!in->empty() && static_cast<uint8_t>(in->front()) < 0x80) {
+    *v = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    return true;
+  }
   *v = 0;
   for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
     auto byte = static_cast<uint8_t>(in->front());

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -274,15 +276,32 @@ TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
   const std::vector<std::string> strings = {
       "", "plain", "quote\" backslash\\ slash/", "tab\t newline\n nul", std::string("nul\0byte", 8),
       "\x01\x1f control", "°C ünïcödé 温度 😀", "</script>"};
-  const std::vector<double> numbers = {0.0,   -0.0,    21.5,    22.0,     -7.0,   0.1,     1.0 / 3,
-                                       1e-7,  1e15,    1e16,    1e300,    -1e-300, 5e-324,  1.7976931348623157e308,
-                                       123456789.125, 9007199254740993.0, 4.35, 100.0};
+  std::vector<double> numbers = {0.0,   -0.0,    21.5,    22.0,     -7.0,   0.1,     1.0 / 3,
+                                 1e-7,  1e15,    1e16,    1e300,    -1e-300, 5e-324,  1.7976931348623157e308,
+                                 123456789.125, 9007199254740993.0, 4.35, 100.0, 0.0001, 0.00005, 0.05, 1e10,
+                                 99999999999.9999, 1e11, 1e11 - 0.0001, 100000000000.0001, 0.30000000000000004};
+  // Few decimals take a fast path with its own digits: decimal values of every width around its
+  // limits (up to 4 decimals below 1e11), and arbitrary bit patterns, must all read back exactly.
+  std::mt19937_64 random(20261203);
+  for (int i = 0; i < 3000; ++i) {
+    const double decimal = static_cast<double>(random() % 1'000'000'000'000'000) / std::pow(10.0, random() % 9);
+    numbers.push_back(i % 2 == 0 ? decimal : -decimal);
+    double bits;
+    const uint64_t pattern = random();
+    std::memcpy(&bits, &pattern, sizeof bits);
+    if (std::isfinite(bits)) numbers.push_back(bits);
+  }
   std::vector<storage::Attribute> attributes;
   for (std::size_t i = 0; i < strings.size(); ++i) attributes.push_back({"s" + std::to_string(i), strings[i]});
   for (std::size_t i = 0; i < numbers.size(); ++i) attributes.push_back({"n" + std::to_string(i), numbers[i]});
   attributes.push_back({"t", true});
   attributes.push_back({"f", false});
   attributes.push_back({"name \"with\" \\ escapes\n°", 1.0});
+  // The most a stored byte can grow when rendered: one-byte control-character names (\u00XX) on
+  // the longest numbers and on booleans, and a string of control characters only.
+  for (char c = 1; c < 0x15; ++c) attributes.push_back({std::string(1, c), -2.2250738585072014e-308});
+  for (char c = 0x15; c < 0x1f; ++c) attributes.push_back({std::string(1, c), c % 2 == 0});
+  attributes.push_back({"\x1f", std::string(1000, '\x01')});
   const std::string sort_key = "2026-06-25T00:00:00.000000000Z";
   ASSERT_TRUE(store_->Put(MakeReading("render", sort_key, attributes)).ok());
 
