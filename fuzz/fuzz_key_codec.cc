@@ -7,6 +7,8 @@
 // Values: DecodeAttributes on the whole input never crashes; when it accepts it,
 //   - Decode(Encode(Decode(x))) == Decode(x) (doubles bit for bit), and
 //   - Encode is canonical: Encode(Decode(Encode(Decode(x)))) == Encode(Decode(x)).
+//   ItemSize of the stored value fails exactly when DecodeAttributes does, and otherwise equals
+//   ItemSize of the decoded Reading (pages are billed and rendered from stored bytes).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -49,7 +51,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
 
   // DecodeAttributes -> EncodeAttributes -> DecodeAttributes.
   std::vector<storage::Attribute> decoded;
-  if (!storage::DecodeAttributes(input, &decoded).ok()) return 0;
+  std::size_t stored_size = 0;
+  const bool sized = storage::ItemSize("dev", "2026-06-23T08:00:00.000000000Z", input, &stored_size).ok();
+  const bool decodes = storage::DecodeAttributes(input, &decoded).ok();
+  FUZZ_CHECK(sized == decodes);
+  if (!decodes) return 0;
   std::string encoded;
   storage::EncodeAttributes(decoded, &encoded);
   FUZZ_CHECK(encoded.size() <= input.size());  // canonical varints are never longer
@@ -62,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
 
   // ItemSize and ValidateAttributes take whatever decoded.
   storage::Reading reading{"dev", "2026-06-23T08:00:00.000000000Z", std::move(decoded)};
-  (void)storage::ItemSize(reading);
+  FUZZ_CHECK(storage::ItemSize(reading) == stored_size);
   (void)storage::ValidateAttributes(reading.attributes);
   return 0;
 }
