@@ -313,6 +313,9 @@ void HttpServer::Stop() {
   for (auto& ioc : impl_->iocs) ioc->stop();
   for (std::thread& t : impl_->threads) t.join();
   impl_->threads.clear();
+  // The acceptor's io_context first: its pending accept holds a socket of another io_context,
+  // which must still be there when that socket is destroyed.
+  for (auto& ioc : impl_->iocs) ioc.reset();
   impl_->iocs.clear();
 }
 

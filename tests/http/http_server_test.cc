@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/http/http_test_util.h"
 
@@ -122,6 +126,39 @@ TEST_F(HttpServerTest, ConnectionsBeyondTheCapAreClosed) {
   }
   EXPECT_EQ(status, 200);
   EXPECT_EQ(second.Get("/healthz").status, 200);
+}
+
+// Each thread runs its own io_context and connections are dealt to them in turn: every thread
+// serves some, and a connection's requests all run on the thread it was given.
+TEST_F(HttpServerTest, ConnectionsAreSpreadOverTheThreadsAndStayOnTheirs) {
+  std::mutex mu;
+  std::vector<std::thread::id> seen;  // in request order
+  query::HttpHooks hooks;
+  hooks.on_request = [&](std::string_view, double) {
+    std::lock_guard lock(mu);
+    seen.push_back(std::this_thread::get_id());
+  };
+  query::HttpServerOptions options;
+  options.threads = 2;
+  StartServer(options, hooks);
+  std::vector<std::unique_ptr<HttpConnection>> connections;
+  for (int i = 0; i < 4; ++i) connections.push_back(std::make_unique<HttpConnection>(port()));
+  std::vector<std::set<std::thread::id>> threads_of(connections.size());
+  for (int round = 0; round < 5; ++round) {
+    for (std::size_t c = 0; c < connections.size(); ++c) {
+      ASSERT_EQ(connections[c]->Get("/healthz").status, 200);
+      std::lock_guard lock(mu);
+      threads_of[c].insert(seen.back());
+    }
+  }
+  std::set<std::thread::id> all;
+  for (const auto& ids : threads_of) {
+    EXPECT_EQ(ids.size(), 1u);
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(all.size(), 2u);
+  server_->Stop();  // with connections open on both threads
+  for (const auto& connection : connections) EXPECT_TRUE(connection->ClosedWithin(2s));
 }
 
 TEST_F(HttpServerTest, StopClosesOpenConnectionsAndIsIdempotent) {
