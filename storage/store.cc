@@ -341,6 +341,10 @@ rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksd
   table.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
   table.partition_filters = true;
   table.metadata_block_size = 4096;
+  // Readings of one device compress far better in 16 KB blocks than in the default 4 KB: 2 M
+  // readings take 9.7 MB instead of 17.1 MB (8 KB: 12.5, 32 KB: 7.4), and a 600-reading window
+  // costs the same. The price is a coarser cache: a device's newest readings pin 16 KB of it.
+  table.block_size = 16 * 1024;
   table.pin_top_level_index_and_filter = true;
   table.cache_index_and_filter_blocks = true;
   table.cache_index_and_filter_blocks_with_high_priority = true;
