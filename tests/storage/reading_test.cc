@@ -87,7 +87,9 @@ TEST(Attributes, ReaderStopsAtTheFirstDamagedAttribute) {
     for (AttributeView a; reader.Next(&a);) ++read;
     // The reader accepts exactly what DecodeAttributes accepts, with the same error.
     EXPECT_EQ(reader.status().ToString(), decode.ToString()) << cut;
-    if (decode.ok()) EXPECT_EQ(read, decoded.size()) << cut;
+    if (decode.ok()) {
+      EXPECT_EQ(read, decoded.size()) << cut;
+    }
   }
   encoded[1 + 1 + std::string_view("temperature").size()] = '?';  // an unknown type tag
   AttributeReader reader(encoded);
