@@ -134,11 +134,15 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
   for (; it->Valid(); advance()) {
     const std::string_view sort_key = it->sort_key();
     const std::string_view encoded = it->encoded_attributes();
+    // Either way the value is read whole, so a damaged one is an error here, not in rendering.
     std::size_t item_bytes = 0;
-    Status s = storage::ItemSize(key.device_id, sort_key, encoded, &item_bytes);  // reads it whole
-    if (s.ok() && request.filter) {
+    Status s;
+    if (request.filter) {  // the filter needs owned attributes, and they give the size too
       filtered.sort_key = sort_key;
       s = storage::DecodeAttributes(encoded, &filtered.attributes);
+      if (s.ok()) item_bytes = storage::ItemSize(filtered);
+    } else {
+      s = storage::ItemSize(key.device_id, sort_key, encoded, &item_bytes);
     }
     if (!s.ok()) {
       return Status::Corruption("reading " + storage::PartitionKey(key.device_id) + " " + std::string(sort_key) +
