@@ -200,7 +200,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
   exporter.SetStoreFiguresSource([&store] {
     storage::StoreStats st = store->Stats();
     return metrics::StoreFigures{st.sst_bytes, st.memtable_bytes, st.pending_compaction_bytes, st.stall_micros,
-                                 st.estimated_keys, st.block_cache_misses};
+                                 st.estimated_keys, st.block_cache_misses, st.block_cache_bytes,
+                                 st.block_cache_capacity_bytes};
   });
   std::unique_ptr<ingest::MqttIngest> ingest;
 

@@ -124,7 +124,12 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
              SingleGauge(registry_, "readingsd_rocksdb_estimated_keys",
                          "Estimated number of keys."),
              SingleGauge(registry_, "readingsd_rocksdb_block_cache_misses",
-                         "Cumulative blocks (data, index, filter) read from files, not the cache.")},
+                         "Cumulative blocks (data, index, filter) read from files, not the cache."),
+             SingleGauge(registry_, "readingsd_rocksdb_block_cache_bytes",
+                         "Block cache in use, index and filter blocks included; it fills towards its "
+                         "capacity as data is written."),
+             SingleGauge(registry_, "readingsd_rocksdb_block_cache_capacity_bytes",
+                         "Block cache capacity (storage.block_cache_mb).")},
       write_series_(
           GaugeFamily(registry_, "readingsd_partition_writes",
                       "Writes to the partition in the window (estimate), top-K partitions only."),
@@ -179,6 +184,8 @@ void Exporter::Publish(const StoreFigures& figures) {
   store_.stall_micros.Set(static_cast<double>(figures.stall_micros));
   store_.estimated_keys.Set(static_cast<double>(figures.estimated_keys));
   store_.block_cache_misses.Set(static_cast<double>(figures.block_cache_misses));
+  store_.block_cache_bytes.Set(static_cast<double>(figures.block_cache_bytes));
+  store_.block_cache_capacity_bytes.Set(static_cast<double>(figures.block_cache_capacity_bytes));
 }
 
 }  // namespace readingsd::metrics

@@ -38,6 +38,8 @@ struct StoreFigures {
   std::uint64_t stall_micros = 0;  // cumulative, so rate() it
   std::uint64_t estimated_keys = 0;
   std::uint64_t block_cache_misses = 0;  // cumulative
+  std::uint64_t block_cache_bytes = 0;
+  std::uint64_t block_cache_capacity_bytes = 0;
 };
 
 class Exporter {
@@ -101,6 +103,8 @@ class Exporter {
     prometheus::Gauge& stall_micros;
     prometheus::Gauge& estimated_keys;
     prometheus::Gauge& block_cache_misses;
+    prometheus::Gauge& block_cache_bytes;
+    prometheus::Gauge& block_cache_capacity_bytes;
   };
 
   void Publish(const HotnessReport& report);

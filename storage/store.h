@@ -34,6 +34,10 @@ struct StoreStats {
   uint64_t estimated_keys = 0;
   uint64_t stall_micros = 0;
   uint64_t block_cache_misses = 0;  // cumulative: data, index and filter blocks read from files
+  // The block cache holds index and filter blocks too, so its usage grows towards its capacity
+  // as data is written, queried or not: RSS levels off only once it is full.
+  uint64_t block_cache_bytes = 0;
+  uint64_t block_cache_capacity_bytes = 0;
 };
 
 // Readings of one partition within [lower, upper) sort keys, in key (= time) order.

@@ -70,7 +70,10 @@ int MemorySoak(const std::string& dir, const readingsd::tools::GeneratorOptions&
       write_pending();
       if (written % static_cast<std::uint64_t>(every) < batch) {
         samples.push_back(RssMb());
-        std::printf("rss readings=%llu mb=%.1f\n", static_cast<unsigned long long>(written), samples.back());
+        const storage::StoreStats st = store->Stats();
+        std::printf("rss readings=%llu mb=%.1f memtable_mb=%.1f block_cache_mb=%.1f\n",
+                    static_cast<unsigned long long>(written), samples.back(), st.memtable_bytes / 1048576.0,
+                    st.block_cache_bytes / 1048576.0);
         std::fflush(stdout);
       }
     }

@@ -49,6 +49,8 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
     figures.sst_bytes = 123'456;
     figures.estimated_keys = 42;
     figures.block_cache_misses = 7;
+    figures.block_cache_bytes = 5'000;
+    figures.block_cache_capacity_bytes = 8'192;
     return figures;
   });
 
@@ -65,7 +67,8 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
         "readingsd_write_batch_seconds", "readingsd_query_seconds", "readingsd_rocksdb_sst_bytes",
         "readingsd_rocksdb_memtable_bytes", "readingsd_rocksdb_pending_compaction_bytes",
         "readingsd_rocksdb_stall_micros", "readingsd_rocksdb_estimated_keys",
-        "readingsd_rocksdb_block_cache_misses"}) {
+        "readingsd_rocksdb_block_cache_misses", "readingsd_rocksdb_block_cache_bytes",
+        "readingsd_rocksdb_block_cache_capacity_bytes"}) {
     EXPECT_TRUE(Contains(text, std::string("# TYPE ") + name + " "));
   }
   EXPECT_TRUE(Contains(text, "readingsd_partition_writes{partition=\"DEV#1\"} 1\n"));
@@ -75,6 +78,8 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_sst_bytes 123456\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_estimated_keys 42\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_misses 7\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_bytes 5000\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_capacity_bytes 8192\n"));
   EXPECT_TRUE(Contains(text, "readingsd_mqtt_connected 1\n"));
 }
 
