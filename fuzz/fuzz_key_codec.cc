@@ -51,11 +51,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
 
   // DecodeAttributes -> EncodeAttributes -> DecodeAttributes.
   std::vector<storage::Attribute> decoded;
-  std::size_t stored_size = 0;
-  const bool sized = storage::ItemSize("dev", "2026-06-23T08:00:00.000000000Z", input, &stored_size).ok();
+  std::vector<storage::AttributeView> read;
+  const bool reads = storage::ReadAttributes(input, &read).ok();
   const bool decodes = storage::DecodeAttributes(input, &decoded).ok();
-  FUZZ_CHECK(sized == decodes);
+  FUZZ_CHECK(reads == decodes);
   if (!decodes) return 0;
+  std::vector<storage::Attribute> copied;
+  storage::CopyAttributes(read, &copied);
+  FUZZ_CHECK(SameAttributes(copied, decoded));
+  const std::size_t stored_size = storage::ItemSize("dev", "2026-06-23T08:00:00.000000000Z", read);
   std::string encoded;
   storage::EncodeAttributes(decoded, &encoded);
   FUZZ_CHECK(encoded.size() <= input.size());  // canonical varints are never longer

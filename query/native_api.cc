@@ -459,15 +459,22 @@ char* WriteNumber(double v, char* p) {
   return p;
 }
 
-// An item rendered from its stored bytes; `encoded` was read whole by Query or Get, so it is
-// well-formed here.
-void AppendItem(std::string_view device_id, std::string_view sort_key, std::string_view encoded,
-                std::string* out) {
-  // Every stored byte renders as at most 8: a string or name byte escaped as \u00XX is 6, and a
-  // number (at least 11 stored bytes with its one-byte name) is at most 36 characters.
-  constexpr std::size_t kFixed = 64;  // {"deviceId":"","readingTs":""} and slack
+// The most an attribute can take in an item: its name and a string value with every byte
+// escaped as \u00XX (6 characters), their quotes, ',' and ':'; a number is at most 25
+// characters, a boolean 5.
+std::size_t AttributeRoom(const storage::AttributeView& a) {
+  const auto* s = std::get_if<std::string_view>(&a.value);
+  return 6 * a.name.size() + 4 + (s != nullptr ? 6 * s->size() + 2 : 25);
+}
+
+// An item rendered from its attributes as read (Query has read them whole, so they are
+// well-formed here).
+void AppendItem(std::string_view device_id, std::string_view sort_key,
+                std::span<const storage::AttributeView> attributes, std::string* out) {
+  constexpr std::size_t kFixed = 32;  // {"deviceId":"","readingTs":""}
+  std::size_t room = kFixed + device_id.size() + sort_key.size();
+  for (const storage::AttributeView& a : attributes) room += AttributeRoom(a);
   const std::size_t begin = out->size();
-  const std::size_t room = kFixed + device_id.size() + sort_key.size() + 8 * encoded.size();
   out->resize(begin + room);
   char* p = out->data() + begin;
   p = Write("{\"deviceId\":\"", p);
@@ -475,8 +482,7 @@ void AppendItem(std::string_view device_id, std::string_view sort_key, std::stri
   p = Write("\",\"readingTs\":\"", p);
   p = Write(sort_key, p);
   *p++ = '"';
-  storage::AttributeReader reader(encoded);
-  for (storage::AttributeView a; reader.Next(&a);) {
+  for (const storage::AttributeView& a : attributes) {
     *p++ = ',';
     p = WriteString(a.name, p);
     *p++ = ':';
@@ -493,34 +499,49 @@ void AppendItem(std::string_view device_id, std::string_view sort_key, std::stri
   out->resize(static_cast<std::size_t>(p - out->data()));
 }
 
-// The one rendering of a page, for /readings and /latest alike: a /latest cursor continues
-// with /readings?order=desc&cursor=….
-std::string PageBody(std::string_view device_id, const QueryResult& result) {
-  std::string out;
-  out.reserve(128 + result.items.size() * 160);
-  out.append("{\"deviceId\":\"").append(device_id).append("\",\"items\":[");
-  for (std::size_t i = 0; i < result.items.size(); ++i) {
-    if (i != 0) out.push_back(',');
-    const Items::Item item = result.items[i];
-    AppendItem(device_id, item.sort_key, item.encoded_attributes, &out);
+// The one rendering of a page, for /readings and /latest alike (a /latest cursor continues with
+// /readings?order=desc&cursor=…). Query hands it each item while the iterator still holds it, so
+// items are rendered without being copied first; on an error the partial body is dropped.
+class PageWriter final : public ItemSink {
+ public:
+  // Room for `expected_items` of ~130 bytes, so a full page is not copied over as it grows.
+  PageWriter(std::string_view device_id, std::size_t expected_items) : device_id_(device_id) {
+    body_.reserve(128 + expected_items * 160);
+    body_.append("{\"deviceId\":\"").append(device_id).append("\",\"items\":[");
   }
-  out.append("],\"count\":").append(std::to_string(result.count));
-  out.append(",\"scannedCount\":").append(std::to_string(result.scanned_count));
-  if (result.last_evaluated_sort_key) {
-    out.append(",\"nextCursor\":\"").append(EncodeCursor(device_id, *result.last_evaluated_sort_key));
-    out.push_back('"');
+
+  void Add(std::string_view sort_key, std::string_view /*encoded*/,
+           std::span<const storage::AttributeView> attributes) override {
+    if (!first_) body_.push_back(',');
+    first_ = false;
+    AppendItem(device_id_, sort_key, attributes, &body_);
   }
-  out.push_back('}');
-  return out;
-}
+
+  std::string Finish(const QueryResult& result) && {
+    body_.append("],\"count\":").append(std::to_string(result.count));
+    body_.append(",\"scannedCount\":").append(std::to_string(result.scanned_count));
+    if (result.last_evaluated_sort_key) {
+      body_.append(",\"nextCursor\":\"").append(EncodeCursor(device_id_, *result.last_evaluated_sort_key));
+      body_.push_back('"');
+    }
+    body_.push_back('}');
+    return std::move(body_);
+  }
+
+ private:
+  std::string_view device_id_;
+  std::string body_;
+  bool first_ = true;
+};
 
 HttpResponse RunQuery(const ApiContext& context, const QueryRequest& request, bool empty_range) {
   QueryResult result;
+  PageWriter page(request.key.device_id, std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000));
   if (!empty_range) {
-    if (Status s = Query(context.store, request, &result); !s.ok()) return ErrorFromStatus(s);
+    if (Status s = Query(context.store, request, &result, &page); !s.ok()) return ErrorFromStatus(s);
   }
   ReportPartitionRead(context, request.key.device_id, result.scanned_count, result.scanned_bytes);
-  return JsonResponse(http::status::ok, PageBody(request.key.device_id, result));
+  return JsonResponse(http::status::ok, std::move(page).Finish(result));
 }
 
 HttpResponse Readings(const ApiContext& context, const Match& match, const Params& params) {
@@ -561,9 +582,13 @@ HttpResponse Item(const ApiContext& context, const Match& match) {
   }
   if (!s.ok()) return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
   ReportPartitionRead(context, match.device_id, 1, storage::ItemSize(reading));
-  std::string encoded, body;
-  storage::EncodeAttributes(reading.attributes, &encoded);
-  AppendItem(reading.device_id, reading.sort_key, encoded, &body);
+  std::vector<storage::AttributeView> attributes;
+  for (const storage::Attribute& a : reading.attributes) {
+    attributes.push_back({a.name, std::visit([](const auto& v) -> decltype(storage::AttributeView::value) { return v; },
+                                             a.value)});
+  }
+  std::string body;
+  AppendItem(reading.device_id, reading.sort_key, attributes, &body);
   return JsonResponse(http::status::ok, std::move(body));
 }
 

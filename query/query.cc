@@ -107,8 +107,9 @@ Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_vi
   return Status::OK();
 }
 
-Status Query(const storage::Store& store, const QueryRequest& request, QueryResult* result) {
+Status Query(const storage::Store& store, const QueryRequest& request, QueryResult* result, ItemSink* sink) {
   *result = QueryResult();
+  if (sink == nullptr) sink = &result->items;
   const KeyCondition& key = request.key;
   SortKeyRange range = RangeOf(key);
   if (!request.exclusive_start.empty()) {
@@ -129,29 +130,29 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
   // Every stored key is this prefix plus a sort key; its size counts towards max_page_bytes.
   const std::size_t key_prefix_bytes = storage::EncodeKey(key.device_id, "").size();
   std::size_t page_bytes = 0;
+  std::vector<storage::AttributeView> attributes;  // of the current item, reused
   storage::Reading filtered;  // what the filter sees of each item, reused
   filtered.device_id = key.device_id;
   for (; it->Valid(); advance()) {
     const std::string_view sort_key = it->sort_key();
     const std::string_view encoded = it->encoded_attributes();
-    // Either way the value is read whole, so a damaged one is an error here, not in rendering.
-    std::size_t item_bytes = 0;
-    Status s;
-    if (request.filter) {  // the filter needs owned attributes, and they give the size too
-      filtered.sort_key = sort_key;
-      s = storage::DecodeAttributes(encoded, &filtered.attributes);
-      if (s.ok()) item_bytes = storage::ItemSize(filtered);
-    } else {
-      s = storage::ItemSize(key.device_id, sort_key, encoded, &item_bytes);
-    }
+    // Read whole here, so a damaged value is an error naming the item, not a half-rendered page.
+    Status s = storage::ReadAttributes(encoded, &attributes);
     if (!s.ok()) {
       return Status::Corruption("reading " + storage::PartitionKey(key.device_id) + " " + std::string(sort_key) +
                                 ": " + s.message());
     }
+    if (request.filter) {  // the filter needs owned attributes
+      filtered.sort_key = sort_key;
+      storage::CopyAttributes(attributes, &filtered.attributes);
+    }
     ++result->scanned_count;
-    result->scanned_bytes += item_bytes;
+    result->scanned_bytes += storage::ItemSize(key.device_id, sort_key, attributes);
     page_bytes += key_prefix_bytes + sort_key.size() + encoded.size();
-    if (!request.filter || Matches(*request.filter, filtered)) result->items.Append(sort_key, encoded);
+    if (!request.filter || Matches(*request.filter, filtered)) {
+      sink->Add(sort_key, encoded, attributes);
+      ++result->count;
+    }
     const bool page_full = (request.limit != 0 && result->scanned_count >= request.limit) ||
                            (request.max_page_bytes != 0 && page_bytes >= request.max_page_bytes);
     if (page_full) {
@@ -162,7 +163,6 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
     }
   }
   if (Status s = it->status(); !s.ok()) return s;
-  result->count = result->items.size();
   return Status::OK();
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,14 +52,26 @@ struct QueryRequest {
   std::size_t max_page_bytes = kMaxPageBytes;
 };
 
+// What Query hands each item it returns, while the bytes are still the iterator's. Query has
+// read the value whole (`attributes`, views into `encoded_attributes`), so a damaged value is its
+// error before the sink sees it. All three are valid only during the call.
+class ItemSink {
+ public:
+  virtual void Add(std::string_view sort_key, std::string_view encoded_attributes,
+                   std::span<const storage::AttributeView> attributes) = 0;
+
+ protected:
+  ~ItemSink() = default;
+};
+
 // The items of a page as stored: sort keys and encoded values (storage/reading.h) side by side
 // in a few fixed-size chunks, never moved once written. A 600-item page is two allocations
-// instead of three per item, and the APIs render straight from the stored bytes.
-class Items {
+// instead of three per item.
+class Items final : public ItemSink {
  public:
   struct Item {
     std::string_view sort_key;
-    std::string_view encoded_attributes;  // checked by Query: AttributeReader reads it whole
+    std::string_view encoded_attributes;  // read whole by Query
   };
 
   std::size_t size() const { return items_.size(); }
@@ -68,6 +81,10 @@ class Items {
   Status ToReading(std::size_t i, std::string_view device_id, storage::Reading* reading) const;
 
   void Append(std::string_view sort_key, std::string_view encoded_attributes);
+  void Add(std::string_view sort_key, std::string_view encoded_attributes,
+           std::span<const storage::AttributeView>) override {
+    Append(sort_key, encoded_attributes);
+  }
 
  private:
   static constexpr std::size_t kChunkBytes = 32u << 10;
@@ -82,7 +99,7 @@ class Items {
 };
 
 struct QueryResult {
-  Items items;
+  Items items;                    // unless Query was given a sink
   std::size_t count = 0;          // items returned (after the filter)
   std::size_t scanned_count = 0;  // items read (before the filter)
   // storage::ItemSize of every item read, filtered out or not: what DynamoDB bills reads on.
@@ -94,7 +111,10 @@ struct QueryResult {
 };
 
 // Reads only the key condition's range: one iterator bounded to it, one seek, then Next / Prev.
-// Iterator and decoding errors are returned; `result` is reset first.
-Status Query(const storage::Store& store, const QueryRequest& request, QueryResult* result);
+// Iterator and decoding errors are returned; `result` is reset first. Items go to `sink` when
+// given (the native API renders them straight into its page, without copying them first),
+// otherwise to result->items.
+Status Query(const storage::Store& store, const QueryRequest& request, QueryResult* result,
+             ItemSink* sink = nullptr);
 
 }  // namespace readingsd::query

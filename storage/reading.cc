@@ -83,6 +83,17 @@ std::size_t AttributeSize(std::string_view name, const std::variant<double, Stri
   return name.size() + (std::holds_alternative<double>(value) ? sizeof(double) : 1);
 }
 
+void Assign(const AttributeView& view, Attribute* attribute) {
+  attribute->name.assign(view.name);
+  if (const auto* bytes = std::get_if<std::string_view>(&view.value)) {
+    attribute->value.emplace<std::string>(*bytes);
+  } else if (const auto* d = std::get_if<double>(&view.value)) {
+    attribute->value = *d;
+  } else {
+    attribute->value = std::get<bool>(view.value);
+  }
+}
+
 static_assert(std::endian::native == std::endian::little, "the value encoding assumes little-endian hosts");
 
 }  // namespace
@@ -109,13 +120,6 @@ std::size_t ItemSize(const Reading& reading) {
   return size;
 }
 
-Status ItemSize(std::string_view device_id, std::string_view sort_key, std::string_view encoded,
-                std::size_t* size) {
-  *size = KeyAttributesSize(device_id, sort_key);
-  AttributeReader reader(encoded);
-  for (AttributeView a; reader.Next(&a);) *size += AttributeSize(a.name, a.value);
-  return reader.status();
-}
 
 void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out) {
   out->clear();
@@ -148,18 +152,13 @@ Status DecodeAttributes(std::string_view in, std::vector<Attribute>* out) {
   while (counter.Next(&a)) ++count;
   if (Status s = counter.status(); !s.ok()) return s;
   out->reserve(count);
-  for (AttributeReader reader(in); reader.Next(&a);) {
-    Attribute& decoded = out->emplace_back();
-    decoded.name.assign(a.name);
-    if (const auto* bytes = std::get_if<std::string_view>(&a.value)) {
-      decoded.value.emplace<std::string>(*bytes);
-    } else if (const auto* d = std::get_if<double>(&a.value)) {
-      decoded.value = *d;
-    } else {
-      decoded.value = std::get<bool>(a.value);
-    }
-  }
+  for (AttributeReader reader(in); reader.Next(&a);) Assign(a, &out->emplace_back());
   return Status::OK();
+}
+
+void CopyAttributes(std::span<const AttributeView> attributes, std::vector<Attribute>* out) {
+  out->resize(attributes.size());
+  for (std::size_t i = 0; i < attributes.size(); ++i) Assign(attributes[i], &(*out)[i]);
 }
 
 AttributeReader::AttributeReader(std::string_view encoded) : rest_(encoded) {
@@ -179,5 +178,19 @@ bool AttributeReader::Next(AttributeView* attribute) {
 }
 
 Status AttributeReader::status() const { return error_ ? Status::Corruption(error_) : Status::OK(); }
+
+Status ReadAttributes(std::string_view encoded, std::vector<AttributeView>* out) {
+  out->clear();
+  AttributeReader reader(encoded);
+  for (AttributeView a; reader.Next(&a);) out->push_back(a);
+  return reader.status();
+}
+
+std::size_t ItemSize(std::string_view device_id, std::string_view sort_key,
+                     std::span<const AttributeView> attributes) {
+  std::size_t size = KeyAttributesSize(device_id, sort_key);
+  for (const AttributeView& a : attributes) size += AttributeSize(a.name, a.value);
+  return size;
+}
 
 }  // namespace readingsd::storage

@@ -1,6 +1,7 @@
 // A reading: its key (device id + sort key) and its attributes, plus their compact value encoding.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -35,9 +36,6 @@ Status ValidateAttributes(const std::vector<Attribute>& attributes);
 // An item's size as DynamoDB bills it (names plus values, key attributes included), with numbers
 // counted as their 8 stored bytes: the basis of write/read units in the hotness metrics.
 std::size_t ItemSize(const Reading& reading);
-// The same for a stored item, from its encoded value; Corruption when that is malformed.
-Status ItemSize(std::string_view device_id, std::string_view sort_key, std::string_view encoded,
-                std::size_t* size);
 
 // Value encoding: version byte 1, then per attribute: varint name length, name, type tag
 // ('n' + 8-byte little-endian double | 's' + varint length + bytes | 't' | 'f').
@@ -64,5 +62,14 @@ class AttributeReader {
   std::string_view rest_;
   const char* error_ = nullptr;
 };
+
+// Reads a whole encoded value into `out` (cleared), or Corruption at its first malformed byte:
+// a value is checked once and then rendered from these views, never parsed twice.
+Status ReadAttributes(std::string_view encoded, std::vector<AttributeView>* out);
+// Owned copies of attributes as read (resizing `out`, so its strings' buffers are reused).
+void CopyAttributes(std::span<const AttributeView> attributes, std::vector<Attribute>* out);
+// ItemSize of a stored item, from its attributes as read.
+std::size_t ItemSize(std::string_view device_id, std::string_view sort_key,
+                     std::span<const AttributeView> attributes);
 
 }  // namespace readingsd::storage

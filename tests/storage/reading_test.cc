@@ -105,11 +105,31 @@ TEST(Attributes, ItemSizeCountsNamesAndValues) {
   // A stored item bills the same as the Reading it was encoded from.
   std::string encoded;
   EncodeAttributes(r.attributes, &encoded);
-  std::size_t size = 0;
-  ASSERT_TRUE(ItemSize(r.device_id, r.sort_key, encoded, &size).ok());
-  EXPECT_EQ(size, ItemSize(r));
-  EXPECT_EQ(ItemSize(r.device_id, r.sort_key, encoded.substr(0, encoded.size() - 1), &size).code(),
-            Status::Code::kCorruption);
+  std::vector<AttributeView> read;
+  ASSERT_TRUE(ReadAttributes(encoded, &read).ok());
+  EXPECT_EQ(ItemSize(r.device_id, r.sort_key, read), ItemSize(r));
+}
+
+TEST(Attributes, ReadAttributesTakesAWholeValueOrNothing) {
+  const std::vector<Attribute> attributes{{"temperature", 21.5}, {"status", std::string("ok")}, {"on", true}};
+  std::string encoded;
+  EncodeAttributes(attributes, &encoded);
+  std::vector<AttributeView> read{{"stale", 1.0}};
+  ASSERT_TRUE(ReadAttributes(encoded, &read).ok());
+  ASSERT_EQ(read.size(), 3u);
+  std::vector<Attribute> copied{{"stale", std::string("longer than the buffer it replaces")}};
+  CopyAttributes(read, &copied);
+  std::vector<Attribute> decoded;
+  ASSERT_TRUE(DecodeAttributes(encoded, &decoded).ok());
+  ASSERT_EQ(copied.size(), decoded.size());
+  for (std::size_t i = 0; i < decoded.size(); ++i) {
+    EXPECT_EQ(copied[i].name, decoded[i].name);
+    EXPECT_EQ(copied[i].value, decoded[i].value);
+  }
+  for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
+    const Status s = ReadAttributes(std::string_view(encoded).substr(0, cut), &read);
+    EXPECT_EQ(s.ToString(), DecodeAttributes(std::string_view(encoded).substr(0, cut), &decoded).ToString()) << cut;
+  }
 }
 
 }  // namespace
