@@ -54,7 +54,8 @@ struct QueryRequest {
 
 // What Query hands each item it returns, while the bytes are still the iterator's. Query has
 // read the value whole (`attributes`, views into `encoded_attributes`), so a damaged value is its
-// error before the sink sees it. All three are valid only during the call.
+// error before the sink sees it; the items before it were handed over, and a caller that gets
+// the error drops them. All three arguments are valid only during the call.
 class ItemSink {
  public:
   virtual void Add(std::string_view sort_key, std::string_view encoded_attributes,

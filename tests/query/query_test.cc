@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -344,6 +345,56 @@ TEST_F(QueryTest, ADamagedStoredValueFailsTheQuery) {
   QueryResult result;
   ASSERT_TRUE(Query(observed, request, &result).ok());
   EXPECT_EQ(result.items.size(), 3u);
+}
+
+// A sink gets the very items Items would keep, in order, with the value read into views; count
+// and billing are the same either way.
+TEST_F(QueryTest, ASinkGetsWhatItemsKeep) {
+  for (int minute = 0; minute < 6; ++minute) {
+    Put("a1", "2026-06-23T08:0" + std::to_string(minute) + ":00Z",
+        {{"temperature", 20.0 + minute}, {"unit", std::string(minute % 2 ? "C" : "F")}, {"ok", minute > 2}});
+  }
+  struct Recording final : ItemSink {
+    std::vector<Reading> items;
+    void Add(std::string_view sort_key, std::string_view, std::span<const storage::AttributeView> attributes) override {
+      Reading& r = items.emplace_back();
+      r.device_id = "a1";
+      r.sort_key = sort_key;
+      storage::CopyAttributes(attributes, &r.attributes);
+    }
+  };
+  std::unique_ptr<FilterExpr> filter;
+  ASSERT_TRUE(ParseNativeFilter("unit = \"C\"", &filter).ok());
+  for (const FilterExpr* f : std::vector<const FilterExpr*>{nullptr, filter.get()}) {
+    for (bool forward : {true, false}) {
+      QueryRequest request;
+      ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "", "", &request.key).ok());
+      request.scan_forward = forward;
+      request.filter = f;
+      request.limit = 5;
+      QueryResult kept, sunk;
+      Recording sink;
+      ASSERT_TRUE(Query(*store_, request, &kept).ok());
+      ASSERT_TRUE(Query(*store_, request, &sunk, &sink).ok());
+      EXPECT_TRUE(sunk.items.empty());
+      EXPECT_EQ(sunk.count, kept.count);
+      EXPECT_EQ(sunk.scanned_count, kept.scanned_count);
+      EXPECT_EQ(sunk.scanned_bytes, kept.scanned_bytes);
+      EXPECT_EQ(sunk.last_evaluated_sort_key, kept.last_evaluated_sort_key);
+      ASSERT_EQ(sink.items.size(), kept.items.size());
+      EXPECT_EQ(kept.count, f == nullptr ? 5u : forward ? 2u : 3u);  // odd minutes among the first 5 read
+      for (std::size_t i = 0; i < kept.items.size(); ++i) {
+        Reading expected;
+        ASSERT_TRUE(kept.items.ToReading(i, "a1", &expected).ok());
+        EXPECT_EQ(sink.items[i].sort_key, expected.sort_key);
+        ASSERT_EQ(sink.items[i].attributes.size(), expected.attributes.size());
+        for (std::size_t a = 0; a < expected.attributes.size(); ++a) {
+          EXPECT_EQ(sink.items[i].attributes[a].name, expected.attributes[a].name);
+          EXPECT_EQ(sink.items[i].attributes[a].value, expected.attributes[a].value);
+        }
+      }
+    }
+  }
 }
 
 // Items are kept in fixed-size chunks: items of every size, the largest bigger than a chunk,
