@@ -33,6 +33,15 @@ std::vector<std::string> SortKeys(const QueryResult& result) {
   return keys;
 }
 
+// All of `device`'s partition, in one direction, through an optional filter.
+QueryRequest WholePartition(std::string_view device, bool forward, const FilterExpr* filter) {
+  QueryRequest request;
+  EXPECT_TRUE(MakeKeyCondition(device, SortKeyOp::kAll, "", "", &request.key).ok());
+  request.scan_forward = forward;
+  request.filter = filter;
+  return request;
+}
+
 std::vector<std::string> SortKeys(std::initializer_list<std::string_view> timestamps) {
   std::vector<std::string> keys;
   for (std::string_view timestamp : timestamps) keys.push_back(SortKey(timestamp));
@@ -329,10 +338,7 @@ TEST_F(QueryTest, ADamagedStoredValueFailsTheQuery) {
   ASSERT_TRUE(ParseNativeFilter("temperature > 100", &filter).ok());
   for (const FilterExpr* f : std::vector<const FilterExpr*>{nullptr, filter.get()}) {
     for (bool forward : {true, false}) {
-      QueryRequest request;
-      ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "", "", &request.key).ok());
-      request.scan_forward = forward;
-      request.filter = f;
+      QueryRequest request = WholePartition("a1", forward, f);
       QueryResult result;
       const Status s = Query(observed, request, &result);
       EXPECT_EQ(s.code(), Status::Code::kCorruption) << s.ToString();
@@ -367,10 +373,7 @@ TEST_F(QueryTest, ASinkGetsWhatItemsKeep) {
   ASSERT_TRUE(ParseNativeFilter("unit = \"C\"", &filter).ok());
   for (const FilterExpr* f : std::vector<const FilterExpr*>{nullptr, filter.get()}) {
     for (bool forward : {true, false}) {
-      QueryRequest request;
-      ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kAll, "", "", &request.key).ok());
-      request.scan_forward = forward;
-      request.filter = f;
+      QueryRequest request = WholePartition("a1", forward, f);
       request.limit = 5;
       QueryResult kept, sunk;
       Recording sink;
