@@ -7,6 +7,15 @@
 namespace readingsd::storage {
 namespace {
 
+// Same names and values in the same order.
+void ExpectSameAttributes(const std::vector<Attribute>& actual, const std::vector<Attribute>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(actual[i].name, expected[i].name);
+    EXPECT_EQ(actual[i].value, expected[i].value) << expected[i].name;
+  }
+}
+
 TEST(Attributes, EncodeDecodeRoundTrip) {
   std::vector<Attribute> in = {{"temperature", 21.5},
                                {"count", 42.0},
@@ -20,11 +29,7 @@ TEST(Attributes, EncodeDecodeRoundTrip) {
   EncodeAttributes(in, &encoded);
   std::vector<Attribute> out;
   ASSERT_TRUE(DecodeAttributes(encoded, &out).ok());
-  ASSERT_EQ(out.size(), in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    EXPECT_EQ(out[i].name, in[i].name);
-    EXPECT_EQ(out[i].value, in[i].value) << in[i].name;
-  }
+  ExpectSameAttributes(out, in);
 }
 
 TEST(Attributes, DecodeRejectsDamagedValues) {
@@ -121,11 +126,7 @@ TEST(Attributes, ReadAttributesTakesAWholeValueOrNothing) {
   CopyAttributes(read, &copied);
   std::vector<Attribute> decoded;
   ASSERT_TRUE(DecodeAttributes(encoded, &decoded).ok());
-  ASSERT_EQ(copied.size(), decoded.size());
-  for (std::size_t i = 0; i < decoded.size(); ++i) {
-    EXPECT_EQ(copied[i].name, decoded[i].name);
-    EXPECT_EQ(copied[i].value, decoded[i].value);
-  }
+  ExpectSameAttributes(copied, decoded);
   for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
     const Status s = ReadAttributes(std::string_view(encoded).substr(0, cut), &read);
     EXPECT_EQ(s.ToString(), DecodeAttributes(std::string_view(encoded).substr(0, cut), &decoded).ToString()) << cut;
