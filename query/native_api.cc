@@ -36,9 +36,10 @@ struct EndpointSpec {
 
 const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kReadings{
-      "readings", {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter"}};
-  static const EndpointSpec kLatest{"latest", {"n"}};
-  static const EndpointSpec kItem{"item", {}};
+      "readings",
+      {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes"}};
+  static const EndpointSpec kLatest{"latest", {"n", "attributes"}};
+  static const EndpointSpec kItem{"item", {"attributes"}};
   static const EndpointSpec kHealthz{"healthz", {}};
   static const EndpointSpec kReadyz{"readyz", {}};
   static const EndpointSpec kMetrics{"metrics", {}};
@@ -213,6 +214,45 @@ Status CountParam(const Params& params, std::string_view name, std::size_t fallb
   }
   *out = value;
   return Status::OK();
+}
+
+// attributes=a,b: the attributes an item keeps besides its key (deviceId and readingTs, which
+// every item has), as DynamoDB's ProjectionExpression; unset keeps all. Only what is sent is
+// cut: a filter still sees every attribute, and reads are billed for whole items. A name that
+// holds ',' cannot be listed here; the DynamoDB API can name it through ExpressionAttributeNames.
+using Projection = std::optional<std::vector<std::string>>;
+
+Status ProjectionParam(const Params& params, Projection* projection) {
+  const std::string* text = Find(params, "attributes");
+  if (!text) return Status::OK();
+  projection->emplace();
+  for (std::string_view rest = *text;;) {
+    const auto comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    if (name.empty() || name.size() > storage::kMaxAttributeNameLength) {
+      return Status::InvalidArgument("attributes: expected comma-separated names of 1 to " +
+                                     std::to_string(storage::kMaxAttributeNameLength) + " bytes, got " +
+                                     Quoted(*text));
+    }
+    if (std::find((*projection)->begin(), (*projection)->end(), name) != (*projection)->end()) {
+      return Status::InvalidArgument("attributes: " + Quoted(name) + " is listed twice");
+    }
+    (*projection)->emplace_back(name);
+    if (comma == std::string_view::npos) return Status::OK();
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+// The attributes of `all` that `projection` keeps, in stored order: `all` itself when it is unset.
+std::span<const storage::AttributeView> Project(std::span<const storage::AttributeView> all,
+                                                const Projection& projection,
+                                                std::vector<storage::AttributeView>* kept) {
+  if (!projection) return all;
+  kept->clear();
+  for (const storage::AttributeView& a : all) {
+    if (std::find(projection->begin(), projection->end(), a.name) != projection->end()) kept->push_back(a);
+  }
+  return *kept;
 }
 
 constexpr std::string_view kBase64UrlAlphabet =
@@ -511,7 +551,8 @@ void AppendItem(std::string_view device_id, std::string_view sort_key,
 class PageWriter final : public ItemSink {
  public:
   // Room for `expected_items` of ~130 bytes, so a full page is not copied over as it grows.
-  PageWriter(std::string_view device_id, std::size_t expected_items) : device_id_(device_id) {
+  PageWriter(std::string_view device_id, std::size_t expected_items, const Projection& projection)
+      : device_id_(device_id), projection_(projection) {
     body_.reserve(128 + expected_items * 160);
     body_.append("{\"deviceId\":\"").append(device_id).append("\",\"items\":[");
   }
@@ -520,7 +561,7 @@ class PageWriter final : public ItemSink {
            std::span<const storage::AttributeView> attributes) override {
     if (!first_) body_.push_back(',');
     first_ = false;
-    AppendItem(device_id_, sort_key, attributes, &body_);
+    AppendItem(device_id_, sort_key, Project(attributes, projection_, &kept_), &body_);
   }
 
   std::string Finish(const QueryResult& result) && {
@@ -536,13 +577,17 @@ class PageWriter final : public ItemSink {
 
  private:
   std::string_view device_id_;
+  const Projection& projection_;
+  std::vector<storage::AttributeView> kept_;  // reused for every item
   std::string body_;
   bool first_ = true;
 };
 
-HttpResponse RunQuery(const ApiContext& context, const QueryRequest& request, bool empty_range) {
+HttpResponse RunQuery(const ApiContext& context, const QueryRequest& request, const Projection& projection,
+                      bool empty_range) {
   QueryResult result;
-  PageWriter page(request.key.device_id, std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000));
+  PageWriter page(request.key.device_id, std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000),
+                  projection);
   if (!empty_range) {
     if (Status s = Query(context.store, request, &result, &page); !s.ok()) return ErrorFromStatus(s);
   }
@@ -554,27 +599,33 @@ HttpResponse Readings(const ApiContext& context, const Match& match, const Param
   QueryRequest request;
   std::unique_ptr<FilterExpr> filter;
   bool empty = false;
+  Projection projection;
   if (Status s = ParseReadingsQuery(context, match.device_id, params, &request, &filter, &empty); !s.ok()) {
     return ErrorFromStatus(s);
   }
-  return RunQuery(context, request, empty);
+  if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
+  return RunQuery(context, request, projection, empty);
 }
 
 HttpResponse Latest(const ApiContext& context, const Match& match, const Params& params) {
   QueryRequest request;
+  Projection projection;
   if (Status s = CountParam(params, "n", kDefaultLatest, context.options.max_limit, &request.limit);
       !s.ok()) {
     return ErrorFromStatus(s);
   }
+  if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
   if (Status s = MakeKeyCondition(match.device_id, SortKeyOp::kAll, "", "", &request.key); !s.ok()) {
     return ErrorFromStatus(Named("deviceId", s));
   }
   request.scan_forward = false;
   request.max_page_bytes = context.options.max_page_bytes;
-  return RunQuery(context, request, false);
+  return RunQuery(context, request, projection, false);
 }
 
-HttpResponse Item(const ApiContext& context, const Match& match) {
+HttpResponse Item(const ApiContext& context, const Match& match, const Params& params) {
+  Projection projection;
+  if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
   std::string sort_key;
   if (Status s = storage::NormalizeTimestamp(match.timestamp, &sort_key); !s.ok()) {
     return ErrorFromStatus(Named("timestamp", s));
@@ -593,8 +644,9 @@ HttpResponse Item(const ApiContext& context, const Match& match) {
     attributes.push_back({a.name, std::visit([](const auto& v) -> decltype(storage::AttributeView::value) { return v; },
                                              a.value)});
   }
+  std::vector<storage::AttributeView> kept;
   std::string body;
-  AppendItem(reading.device_id, reading.sort_key, attributes, &body);
+  AppendItem(reading.device_id, reading.sort_key, Project(attributes, projection, &kept), &body);
   return JsonResponse(http::status::ok, std::move(body));
 }
 
@@ -659,7 +711,7 @@ HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& r
     case Route::kLatest:
       return Latest(context, match, params);
     case Route::kItem:
-      return Item(context, match);
+      return Item(context, match, params);
     case Route::kHealthz:
       return TextResponse("text/plain", "ok");
     case Route::kReadyz:

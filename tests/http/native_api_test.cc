@@ -339,6 +339,36 @@ TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
   check(item.Json());
 }
 
+// attributes= keeps the named attributes besides the key; the filter still sees them all.
+TEST_F(NativeApiTest, AttributesKeepTheNamedOnesAndTheKey) {
+  HttpResult page = Readings("a1", "attributes=door,temperature&limit=2");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.Json()["items"][0], json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:00:00.000000000Z",
+                                                     "temperature":20.0,"door":true})"));
+  EXPECT_EQ(page.Json()["items"][1], json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:01:00.000000000Z",
+                                                     "temperature":20.5,"door":false})"));
+  HttpResult filtered =
+      Readings("a1", "attributes=temperature&to=2026-06-23T08:12:00Z&filter=" + UrlEncode("status=ok and door=true"));
+  EXPECT_EQ(Keys(filtered), (std::vector<std::string>{SampleSortKey(0), SampleSortKey(6), SampleSortKey(12)}));
+  for (const json& item : filtered.Json()["items"]) EXPECT_EQ(item.size(), 3u) << item.dump();
+  // Naming only the key, or what no item holds, leaves the key.
+  const json key_only = json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:00:00.000000000Z"})");
+  EXPECT_EQ(Readings("a1", "attributes=readingTs&limit=1").Json()["items"][0], key_only);
+  EXPECT_EQ(Readings("a1", "attributes=humidity&limit=1").Json()["items"][0], key_only);
+  EXPECT_EQ(Get(port(), "/v1/devices/a1/latest?n=1&attributes=status").Json()["items"][0],
+            json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:59:00.000000000Z","status":"warn"})"));
+  EXPECT_EQ(Get(port(), "/v1/devices/a1/readings/2026-06-23T08:05:00Z?attributes=status,door").Json(),
+            json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:05:00.000000000Z",
+                            "status":"warn","door":false})"));
+
+  for (const std::string& bad : std::vector<std::string>{"", "door,,status", "door,", ",door", std::string(256, 'x')}) {
+    ExpectBadParameter(Readings("a1", "attributes=" + bad), "attributes: expected comma-separated names of 1 to 255");
+  }
+  ExpectBadParameter(Readings("a1", "attributes=door,status,door"), "attributes: \"door\" is listed twice");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/latest?attributes=door,door"), "attributes: ");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/readings/2026-06-23T08:05:00Z?attributes="), "attributes: ");
+}
+
 TEST_F(NativeApiTest, UnknownRoutesAre404AndWrongMethods405) {
   for (const char* target :
        {"/v2/devices/a1/readings", "/v1/devices/a1/other", "/v1/devices/a1",
@@ -406,6 +436,7 @@ TEST_F(NativeApiTest, HooksSeeEveryRequestAndPartitionRead) {
   StartServer({}, std::move(hooks));
   Readings("a1", "limit=4&filter=" + UrlEncode("temperature>100"));
   Get(port(), "/v1/devices/a1/latest?n=1");
+  Get(port(), "/v1/devices/a1/latest?n=1&attributes=door");
   Get(port(), "/v1/devices/b2/readings/2026-06-24T00:00:00Z");
   Get(port(), "/v1/devices/b2/readings/2026-06-25T00:00:00Z");
   Get(port(), "/healthz");
@@ -415,17 +446,18 @@ TEST_F(NativeApiTest, HooksSeeEveryRequestAndPartitionRead) {
   Readings("a1", "limit=0");
 
   std::lock_guard lock(mu);
-  EXPECT_EQ(endpoints, (std::vector<std::string>{"readings", "latest", "item", "item", "healthz", "readyz",
-                                                 "metrics", "other", "readings"}));
-  ASSERT_EQ(reads.size(), 4u);  // the rejected request read nothing
+  EXPECT_EQ(endpoints, (std::vector<std::string>{"readings", "latest", "latest", "item", "item", "healthz",
+                                                 "readyz", "metrics", "other", "readings"}));
+  ASSERT_EQ(reads.size(), 5u);  // the rejected request read nothing
   // All four filtered out, and still billed: a1's first readings alternate status "ok"/"warn".
   EXPECT_EQ(reads[0], std::make_tuple(std::string("a1"), std::size_t{4}, std::size_t{2 * 81 + 2 * 83}));
   EXPECT_EQ(std::get<1>(reads[1]), 1u);
   // deviceId a1 + readingTs + its three attributes, as DynamoDB sizes an item.
   EXPECT_EQ(std::get<2>(reads[1]), (8 + 2) + (9 + 30) + (11 + 8) + (6 + 4) + (4 + 1));
-  EXPECT_EQ(reads[2],
+  EXPECT_EQ(reads[2], reads[1]);  // only what is sent is cut: the read is billed whole
+  EXPECT_EQ(reads[3],
             std::make_tuple(std::string("b2"), std::size_t{1}, std::size_t{(8 + 2) + (9 + 30) + (8 + 8)}));
-  EXPECT_EQ(reads[3], std::make_tuple(std::string("b2"), std::size_t{0}, std::size_t{0}));
+  EXPECT_EQ(reads[4], std::make_tuple(std::string("b2"), std::size_t{0}, std::size_t{0}));
 }
 
 }  // namespace
