@@ -9,7 +9,8 @@
 //
 // Properties: no crash, no UB, no uncaught exception; every response is 200, 400, 404 or 405,
 // never 5xx (the store is healthy); every JSON response body parses, and an error body is
-// {"error":{"code":…,"message":…}}; a page has count == |items| <= scannedCount <= max_limit.
+// {"error":{"code":…,"message":…}}; a page has count == |items| <= scannedCount <= max_limit,
+// and every item its key.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -57,6 +58,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     const auto count = json["count"].get<std::size_t>();
     const auto scanned = json["scannedCount"].get<std::size_t>();
     FUZZ_CHECK(json["items"].size() == count && count <= scanned && scanned <= fixture.options().max_limit);
+    for (const query::Json& item : json["items"]) {  // attributes= never drops the key
+      FUZZ_CHECK(item["deviceId"].is_string() && item["readingTs"].is_string());
+    }
   }
   return 0;
 }
