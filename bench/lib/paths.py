@@ -5,7 +5,8 @@
   paths.py check SYSTEM KIND WORKLOAD PORT [N]
                                        send the first 5 requests, print "items=<per request>"
 
-SYSTEM: readingsd | victoriametrics | influxdb; KIND: between | latest.
+SYSTEM: readingsd | readingsd-fields | victoriametrics | influxdb; KIND: between | latest.
+readingsd-fields asks readingsd for the two attributes VictoriaMetrics holds (attributes=).
 WORKLOAD lines are bench_gen's "<device> <from_iso> <to_iso> <from_ms> <to_ms>" (inclusive).
 """
 import http.client
@@ -16,8 +17,13 @@ import urllib.parse
 q = urllib.parse.quote
 
 
+FIELDS = ["temperature", "humidity"]  # what VictoriaMetrics stores of a reading
+
+
 def path(system, kind, line, n):
     device, from_iso, to_iso, from_ms, to_ms = line.split()
+    if system == "readingsd-fields":
+        return path("readingsd", kind, line, n) + "&attributes=" + ",".join(FIELDS)
     if system == "readingsd":
         if kind == "latest":
             return f"/v1/devices/{device}/latest?n={n}"
@@ -37,8 +43,13 @@ def path(system, kind, line, n):
 
 
 def items(system, body):
-    if system == "readingsd":
-        return json.loads(body)["count"]
+    if system.startswith("readingsd"):
+        page = json.loads(body)
+        if system == "readingsd-fields":
+            for item in page["items"]:
+                if sorted(item) != sorted(["deviceId", "readingTs"] + FIELDS):
+                    raise SystemExit(f"paths.py: {system}: item with other attributes: {item}")
+        return page["count"]
     if system == "victoriametrics":  # readings = samples per series (temperature, humidity)
         lines = [json.loads(l) for l in body.splitlines() if l.strip()]
         return sum(len(l["values"]) for l in lines) / max(1, len(lines))
