@@ -86,7 +86,13 @@ std::size_t AttributeSize(std::string_view name, const std::variant<double, Stri
 void Assign(const AttributeView& view, Attribute* attribute) {
   attribute->name.assign(view.name);
   if (const auto* bytes = std::get_if<std::string_view>(&view.value)) {
-    attribute->value.emplace<std::string>(*bytes);
+    // Into the string already there when there is one: emplace would free its buffer and
+    // allocate another for every string longer than the short-string buffer, on every item.
+    if (auto* s = std::get_if<std::string>(&attribute->value)) {
+      s->assign(*bytes);
+    } else {
+      attribute->value.emplace<std::string>(*bytes);
+    }
   } else if (const auto* d = std::get_if<double>(&view.value)) {
     attribute->value = *d;
   } else {

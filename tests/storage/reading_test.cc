@@ -133,5 +133,24 @@ TEST(Attributes, ReadAttributesTakesAWholeValueOrNothing) {
   }
 }
 
+// A filtered query copies every item into the same vector: a string attribute's buffer is
+// reused, not freed and allocated again per item.
+TEST(Attributes, CopyAttributesReusesStringBuffers) {
+  std::vector<Attribute> copied;
+  const char* buffer = nullptr;
+  for (const std::string note : {"a note longer than the short-string buffer", "another note, a bit shorter"}) {
+    std::string encoded;
+    EncodeAttributes({{"t", 1.0}, {"note", note}}, &encoded);
+    std::vector<AttributeView> read;
+    ASSERT_TRUE(ReadAttributes(encoded, &read).ok());
+    CopyAttributes(read, &copied);
+    ASSERT_EQ(std::get<std::string>(copied[1].value), note);
+    if (buffer != nullptr) {
+      EXPECT_EQ(std::get<std::string>(copied[1].value).data(), buffer);
+    }
+    buffer = std::get<std::string>(copied[1].value).data();
+  }
+}
+
 }  // namespace
 }  // namespace readingsd::storage
