@@ -83,7 +83,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FUZZ_CHECK(filter != nullptr);
     fuzz::CheckFilterShape(*filter);
     CheckFilterTree(*filter);
-    for (const storage::Reading& reading : fuzz::SampleReadings()) (void)query::Matches(*filter, reading);
+    for (const storage::Reading& reading : fuzz::SampleReadings()) {
+      (void)query::Matches(*filter, storage::ViewsOf(reading.attributes));
+    }
   }
 
   std::vector<std::string> projection{"left over"};  // the parser must clear it

@@ -41,8 +41,10 @@ inline std::vector<std::string_view> Split(std::string_view input, char separato
   return parts;
 }
 
-// Attribute values compared bit for bit: NaN equals the same NaN, 0.0 differs from -0.0.
-inline bool SameValue(const storage::AttributeValue& a, const storage::AttributeValue& b) {
+// Attribute values (owned or viewed) compared bit for bit: NaN equals the same NaN, 0.0
+// differs from -0.0.
+template <typename Value>
+bool SameValue(const Value& a, const Value& b) {
   if (a.index() != b.index()) return false;
   if (const double* x = std::get_if<double>(&a)) {
     return std::memcmp(x, &std::get<double>(b), sizeof(double)) == 0;
@@ -50,7 +52,9 @@ inline bool SameValue(const storage::AttributeValue& a, const storage::Attribute
   return a == b;
 }
 
-inline bool SameAttributes(const std::vector<storage::Attribute>& a, const std::vector<storage::Attribute>& b) {
+// Attributes or views of them.
+template <typename A>
+bool SameAttributes(const std::vector<A>& a, const std::vector<A>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i].name != b[i].name || !SameValue(a[i].value, b[i].value)) return false;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +35,8 @@ struct FilterExpr {
 // A missing attribute or a value of another type makes =, <, <=, >, >=, BETWEEN and begins_with
 // false, and `<>` true: DynamoDB evaluates `a <> :v` as NOT (a = :v), so an item without `a`
 // passes it (conditional writes such as "#status <> :busy" on a new item rely on that).
-bool Matches(const FilterExpr& filter, const storage::Reading& reading);
+// `attributes` are an item's as read (storage::ReadAttributes), or storage::ViewsOf a Reading's.
+bool Matches(const FilterExpr& filter, std::span<const storage::AttributeView> attributes);
 
 // The native API's compact filter, e.g. "temperature>30", "temperature >= 30 and status = ok",
 // "humidity<>0 or not (a<1)". It is the DynamoDB condition grammar (see query/expression.h:

@@ -639,11 +639,7 @@ HttpResponse Item(const ApiContext& context, const Match& match, const Params& p
   }
   if (!s.ok()) return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
   ReportPartitionRead(context, match.device_id, 1, storage::ItemSize(reading));
-  std::vector<storage::AttributeView> attributes;
-  for (const storage::Attribute& a : reading.attributes) {
-    attributes.push_back({a.name, std::visit([](const auto& v) -> decltype(storage::AttributeView::value) { return v; },
-                                             a.value)});
-  }
+  const std::vector<storage::AttributeView> attributes = storage::ViewsOf(reading.attributes);
   std::vector<storage::AttributeView> kept;
   std::string body;
   AppendItem(reading.device_id, reading.sort_key, Project(attributes, projection, &kept), &body);

@@ -131,8 +131,6 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
   const std::size_t key_prefix_bytes = storage::EncodeKey(key.device_id, "").size();
   std::size_t page_bytes = 0;
   std::vector<storage::AttributeView> attributes;  // of the current item, reused
-  storage::Reading filtered;  // what the filter sees of each item, reused
-  filtered.device_id = key.device_id;
   for (; it->Valid(); advance()) {
     const std::string_view sort_key = it->sort_key();
     const std::string_view encoded = it->encoded_attributes();
@@ -142,14 +140,10 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
       return Status::Corruption("reading " + storage::PartitionKey(key.device_id) + " " + std::string(sort_key) +
                                 ": " + s.message());
     }
-    if (request.filter) {  // the filter needs owned attributes
-      filtered.sort_key = sort_key;
-      storage::CopyAttributes(attributes, &filtered.attributes);
-    }
     ++result->scanned_count;
     result->scanned_bytes += storage::ItemSize(key.device_id, sort_key, attributes);
     page_bytes += key_prefix_bytes + sort_key.size() + encoded.size();
-    if (!request.filter || Matches(*request.filter, filtered)) {
+    if (!request.filter || Matches(*request.filter, attributes)) {
       sink->Add(sort_key, encoded, attributes);
       ++result->count;
     }

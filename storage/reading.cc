@@ -86,13 +86,7 @@ std::size_t AttributeSize(std::string_view name, const std::variant<double, Stri
 void Assign(const AttributeView& view, Attribute* attribute) {
   attribute->name.assign(view.name);
   if (const auto* bytes = std::get_if<std::string_view>(&view.value)) {
-    // Into the string already there when there is one: emplace would free its buffer and
-    // allocate another for every string longer than the short-string buffer, on every item.
-    if (auto* s = std::get_if<std::string>(&attribute->value)) {
-      s->assign(*bytes);
-    } else {
-      attribute->value.emplace<std::string>(*bytes);
-    }
+    attribute->value.emplace<std::string>(*bytes);
   } else if (const auto* d = std::get_if<double>(&view.value)) {
     attribute->value = *d;
   } else {
@@ -162,9 +156,13 @@ Status DecodeAttributes(std::string_view in, std::vector<Attribute>* out) {
   return Status::OK();
 }
 
-void CopyAttributes(std::span<const AttributeView> attributes, std::vector<Attribute>* out) {
-  out->resize(attributes.size());
-  for (std::size_t i = 0; i < attributes.size(); ++i) Assign(attributes[i], &(*out)[i]);
+std::vector<AttributeView> ViewsOf(const std::vector<Attribute>& attributes) {
+  std::vector<AttributeView> views;
+  views.reserve(attributes.size());
+  for (const Attribute& a : attributes) {
+    views.push_back({a.name, std::visit([](const auto& v) -> decltype(AttributeView::value) { return v; }, a.value)});
+  }
+  return views;
 }
 
 AttributeReader::AttributeReader(std::string_view encoded) : rest_(encoded) {

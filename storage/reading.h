@@ -66,8 +66,8 @@ class AttributeReader {
 // Reads a whole encoded value into `out` (cleared), or Corruption at its first malformed byte:
 // a value is checked once and then rendered from these views, never parsed twice.
 Status ReadAttributes(std::string_view encoded, std::vector<AttributeView>* out);
-// Owned copies of attributes as read (resizing `out`, so its strings' buffers are reused).
-void CopyAttributes(std::span<const AttributeView> attributes, std::vector<Attribute>* out);
+// Views of owned attributes, as ReadAttributes gives them of their encoding.
+std::vector<AttributeView> ViewsOf(const std::vector<Attribute>& attributes);
 // ItemSize of a stored item, from its attributes as read.
 std::size_t ItemSize(std::string_view device_id, std::string_view sort_key,
                      std::span<const AttributeView> attributes);

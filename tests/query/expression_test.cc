@@ -207,23 +207,23 @@ TEST_F(ExpressionTest, FilterEvaluatesWithPlaceholders) {
   ASSERT_TRUE(filter);
   storage::Reading reading{"a1", "2026-06-23T08:00:00.000000000Z",
                            {{"status", std::string("ok")}, {"temperature", 2.0}}};
-  EXPECT_TRUE(Matches(*filter, reading));
+  EXPECT_TRUE(Matches(*filter, storage::ViewsOf(reading.attributes)));
   reading.attributes[1].value = 1.0;
-  EXPECT_FALSE(Matches(*filter, reading));
+  EXPECT_FALSE(Matches(*filter, storage::ViewsOf(reading.attributes)));
 
   filter = Filter(":five > temperature");  // a value may stand on the left
   ASSERT_TRUE(filter);
-  EXPECT_TRUE(Matches(*filter, reading));
+  EXPECT_TRUE(Matches(*filter, storage::ViewsOf(reading.attributes)));
   filter = Filter("temperature < humidity");  // or two attributes be compared
   ASSERT_TRUE(filter);
-  EXPECT_FALSE(Matches(*filter, reading));
+  EXPECT_FALSE(Matches(*filter, storage::ViewsOf(reading.attributes)));
 }
 
 TEST_F(ExpressionTest, FilterPrecedenceMatchesDynamoDb) {
   auto eval = [&](std::string_view text, double a, double b, double c) {
     auto filter = Filter(text);
     storage::Reading reading{"a1", "2026-06-23T08:00:00.000000000Z", {{"a", a}, {"b", b}, {"c", c}}};
-    return filter && Matches(*filter, reading);
+    return filter && Matches(*filter, storage::ViewsOf(reading.attributes));
   };
   EXPECT_TRUE(eval("a = :one OR b = :one AND c = :one", 1, 0, 0));
   EXPECT_FALSE(eval("a = :one OR b = :one AND c = :one", 0, 1, 0));

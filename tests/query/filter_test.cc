@@ -21,7 +21,7 @@ bool Eval(std::string_view filter, const Reading& reading) {
   std::unique_ptr<FilterExpr> expr;
   Status s = ParseNativeFilter(filter, &expr);
   EXPECT_TRUE(s.ok()) << filter << ": " << s.ToString();
-  return s.ok() && Matches(*expr, reading);
+  return s.ok() && Matches(*expr, storage::ViewsOf(reading.attributes));
 }
 
 std::string NativeError(std::string_view filter) {
@@ -80,9 +80,9 @@ TEST(MatchesTest, BeginsWithAndAttributeComparisons) {
   compare.kind = FilterExpr::Kind::kCompare;
   compare.op = CompareOp::kLt;
   compare.operands = {Operand{true, "a", {}}, Operand{true, "b", {}}};
-  EXPECT_TRUE(Matches(compare, With({{"a", 1.0}, {"b", 2.0}})));
-  EXPECT_FALSE(Matches(compare, With({{"a", 1.0}, {"b", std::string("2")}})));
-  EXPECT_FALSE(Matches(compare, With({{"a", 1.0}})));
+  EXPECT_TRUE(Matches(compare, storage::ViewsOf({{"a", 1.0}, {"b", 2.0}})));
+  EXPECT_FALSE(Matches(compare, storage::ViewsOf({{"a", 1.0}, {"b", std::string("2")}})));
+  EXPECT_FALSE(Matches(compare, storage::ViewsOf({{"a", 1.0}})));
 
   const Reading r = With({{"fw", std::string("v2.1.0")}});
   EXPECT_TRUE(Eval("begins_with(fw, \"v2.\")", r));

@@ -366,7 +366,12 @@ TEST_F(QueryTest, ASinkGetsWhatItemsKeep) {
       Reading& r = items.emplace_back();
       r.device_id = "a1";
       r.sort_key = sort_key;
-      storage::CopyAttributes(attributes, &r.attributes);
+      for (const storage::AttributeView& a : attributes) {
+        r.attributes.push_back({std::string(a.name), std::visit([](auto v) -> storage::AttributeValue {
+                                  if constexpr (std::is_same_v<decltype(v), std::string_view>) return std::string(v);
+                                  else return v;
+                                }, a.value)});
+      }
     }
   };
   std::unique_ptr<FilterExpr> filter;
