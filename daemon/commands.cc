@@ -77,6 +77,7 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
       "begins-with", po::value<std::string>(), "sort key prefix, e.g. 2026-06-23")(
       "latest", po::value<int>(), "the N newest readings")("limit", po::value<int>(), "items per page")(
       "order", po::value<std::string>(), "asc | desc")("filter", po::value<std::string>(), "e.g. temperature>30")(
+      "attributes", po::value<std::string>(), "only these attributes, e.g. temperature,humidity")(
       "all", "follow nextCursor to the end")("json", "print the raw JSON pages");
   po::variables_map vm;
   try {
@@ -92,20 +93,22 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
     return kExitUsage;
   }
 
-  std::string device = vm["device"].as<std::string>();
-  std::string target;
-  if (vm.count("latest")) {
-    target = "/v1/devices/" + PercentEncode(device) + "/latest?n=" + std::to_string(vm["latest"].as<int>());
-  } else {
-    target = "/v1/devices/" + PercentEncode(device) + "/readings?";
-    for (const char* name : {"from", "to", "after", "before", "begins-with", "order", "filter"}) {
-      if (!vm.count(name)) continue;
-      std::string param = name;
-      std::replace(param.begin(), param.end(), '-', '_');
-      target += param + "=" + PercentEncode(vm[name].as<std::string>()) + "&";
-    }
-    if (vm.count("limit")) target += "limit=" + std::to_string(vm["limit"].as<int>()) + "&";
+  // --latest N asks for the newest-first page of N (what /latest answers), so conditions and
+  // --all's cursor work with it as with any page; /latest itself takes neither.
+  if (vm.count("latest") && (vm.count("limit") || vm.count("order"))) {
+    std::fprintf(stderr, "readingsd query: --latest sets the order and the page size; drop --limit and --order\n");
+    return kExitUsage;
   }
+  std::string device = vm["device"].as<std::string>();
+  std::string target = "/v1/devices/" + PercentEncode(device) + "/readings?";
+  for (const char* name : {"from", "to", "after", "before", "begins-with", "order", "filter", "attributes"}) {
+    if (!vm.count(name)) continue;
+    std::string param = name;
+    std::replace(param.begin(), param.end(), '-', '_');
+    target += param + "=" + PercentEncode(vm[name].as<std::string>()) + "&";
+  }
+  if (vm.count("latest")) target += "order=desc&limit=" + std::to_string(vm["latest"].as<int>()) + "&";
+  if (vm.count("limit")) target += "limit=" + std::to_string(vm["limit"].as<int>()) + "&";
 
   std::string host, port, token, error;
   if (!SplitHostPort(config.http.listen, &host, &port)) {

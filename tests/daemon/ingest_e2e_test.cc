@@ -263,6 +263,17 @@ TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
   EXPECT_NE(table.find("readingTs"), std::string::npos) << table;
   EXPECT_NE(table.find("2026-06-23T00:00:09.000000000Z"), std::string::npos) << table;  // the newest
   EXPECT_EQ(table.find("2026-06-23T00:00:06.000000000Z"), std::string::npos) << table;  // 4th newest
+  // --latest pages like any query: 10 readings newest first in pages of 4, each with one attribute.
+  auto [latest_status, latest] = RunReadingsd(
+      {listen, "query", "--device", "dev00002", "--latest", "4", "--all", "--attributes", "temperature", "--json"});
+  ASSERT_EQ(latest_status, 0) << latest;
+  EXPECT_EQ(std::count(latest.begin(), latest.end(), '\n'), 3) << latest;
+  EXPECT_NE(latest.find("\"temperature\""), std::string::npos) << latest;
+  EXPECT_EQ(latest.find("\"humidity\""), std::string::npos) << latest;
+  EXPECT_LT(latest.find("2026-06-23T00:00:09"), latest.find("2026-06-23T00:00:08")) << latest;
+  auto [both, both_message] = RunReadingsd({listen, "query", "--device", "dev00002", "--latest", "4", "--limit", "2"});
+  EXPECT_EQ(both, 64) << both_message;
+  EXPECT_NE(both_message.find("--latest"), std::string::npos) << both_message;
   auto [all_status, pages] = RunReadingsd({listen, "query", "--device", "dev00002", "--from", "2026-06-23T02:00:00+02:00",
                                            "--limit", "4", "--all", "--json"});
   ASSERT_EQ(all_status, 0) << pages;
