@@ -350,7 +350,8 @@ TEST_F(NativeApiTest, AttributesKeepTheNamedOnesAndTheKey) {
   HttpResult filtered =
       Readings("a1", "attributes=temperature&to=2026-06-23T08:12:00Z&filter=" + UrlEncode("status=ok and door=true"));
   EXPECT_EQ(Keys(filtered), (std::vector<std::string>{SampleSortKey(0), SampleSortKey(6), SampleSortKey(12)}));
-  for (const json& item : filtered.Json()["items"]) EXPECT_EQ(item.size(), 3u) << item.dump();
+  const json filtered_body = filtered.Json();
+  for (const json& item : filtered_body["items"]) EXPECT_EQ(item.size(), 3u) << item.dump();
   // Naming only the key, or what no item holds, leaves the key.
   const json key_only = json::parse(R"({"deviceId":"a1","readingTs":"2026-06-23T08:00:00.000000000Z"})");
   EXPECT_EQ(Readings("a1", "attributes=readingTs&limit=1").Json()["items"][0], key_only);
