@@ -362,15 +362,18 @@ TEST_F(QueryTest, ASinkGetsWhatItemsKeep) {
   }
   struct Recording final : ItemSink {
     std::vector<Reading> items;
-    void Add(std::string_view sort_key, std::string_view, std::span<const storage::AttributeView> attributes) override {
+    // Keeps the value decoded, and checks the views handed over against it while they are valid.
+    void Add(std::string_view sort_key, std::string_view encoded,
+             std::span<const storage::AttributeView> attributes) override {
       Reading& r = items.emplace_back();
       r.device_id = "a1";
       r.sort_key = sort_key;
-      for (const storage::AttributeView& a : attributes) {
-        r.attributes.push_back({std::string(a.name), std::visit([](auto v) -> storage::AttributeValue {
-                                  if constexpr (std::is_same_v<decltype(v), std::string_view>) return std::string(v);
-                                  else return v;
-                                }, a.value)});
+      ASSERT_TRUE(storage::DecodeAttributes(encoded, &r.attributes).ok());
+      const std::vector<storage::AttributeView> decoded = storage::ViewsOf(r.attributes);
+      ASSERT_EQ(attributes.size(), decoded.size());
+      for (std::size_t a = 0; a < decoded.size(); ++a) {
+        EXPECT_EQ(attributes[a].name, decoded[a].name);
+        EXPECT_EQ(attributes[a].value, decoded[a].value) << decoded[a].name;
       }
     }
   };
