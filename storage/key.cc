@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 
 #include <date/date.h>
 
@@ -28,6 +30,29 @@ int Digits(std::string_view text, std::size_t at, std::size_t width) {
 
 void PutDigits(char* out, int width, int value) {
   for (int i = width - 1; i >= 0; --i, value /= 10) out[i] = static_cast<char>('0' + value % 10);
+}
+
+// The first and last whole seconds a sort key can hold.
+const date::sys_seconds kFirstSortKeySecond = date::sys_days{date::year{0} / 1 / 1};
+const date::sys_seconds kLastSortKeySecond =
+    date::sys_days{date::year{9999} / 12 / 31} + std::chrono::hours(23) + std::chrono::minutes(59) +
+    std::chrono::seconds(59);
+
+// `utc` (within the two above) and up to nine fractional digits, padded with zeros.
+void WriteSortKey(date::sys_seconds utc, std::string_view fraction, std::string* sort_key) {
+  auto utc_day = date::floor<date::days>(utc);
+  date::year_month_day ymd{utc_day};
+  date::hh_mm_ss<std::chrono::seconds> tod{utc - utc_day};
+  sort_key->assign(kSortKeyShape);
+  char* out = sort_key->data();
+  PutDigits(out, 4, static_cast<int>(ymd.year()));
+  PutDigits(out + 5, 2, static_cast<int>(static_cast<unsigned>(ymd.month())));
+  PutDigits(out + 8, 2, static_cast<int>(static_cast<unsigned>(ymd.day())));
+  PutDigits(out + 11, 2, static_cast<int>(tod.hours().count()));
+  PutDigits(out + 14, 2, static_cast<int>(tod.minutes().count()));
+  PutDigits(out + 17, 2, static_cast<int>(tod.seconds().count()));
+  std::copy(fraction.begin(), fraction.end(), out + 20);
+  std::fill(out + 20 + fraction.size(), out + 29, '0');
 }
 
 bool MatchesShape(std::string_view text, std::string_view shape) {
@@ -122,25 +147,34 @@ Status NormalizeTimestamp(std::string_view text, std::string* sort_key) {
 
   date::sys_seconds utc = date::sys_days{ymd} + std::chrono::hours(hour) + std::chrono::minutes(minute) +
                           std::chrono::seconds(second) - offset;
-  auto utc_day = date::floor<date::days>(utc);
-  date::year_month_day utc_ymd{utc_day};
-  if (utc_ymd.year() < date::year{0} || utc_ymd.year() > date::year{9999}) {
+  if (utc < kFirstSortKeySecond || utc > kLastSortKeySecond) {
     return BadTimestamp(text, "the UTC instant is outside years 0000-9999");
   }
-  date::hh_mm_ss<std::chrono::seconds> tod{utc - utc_day};
-
-  sort_key->assign(kSortKeyShape);
-  char* out = sort_key->data();
-  PutDigits(out, 4, static_cast<int>(utc_ymd.year()));
-  PutDigits(out + 5, 2, static_cast<int>(static_cast<unsigned>(utc_ymd.month())));
-  PutDigits(out + 8, 2, static_cast<int>(static_cast<unsigned>(utc_ymd.day())));
-  PutDigits(out + 11, 2, static_cast<int>(tod.hours().count()));
-  PutDigits(out + 14, 2, static_cast<int>(tod.minutes().count()));
-  PutDigits(out + 17, 2, static_cast<int>(tod.seconds().count()));
-  std::string_view fraction = text.substr(kSecondsEnd + 1, fraction_digits);
-  std::copy(fraction.begin(), fraction.end(), out + 20);
-  std::fill(out + 20 + fraction.size(), out + 29, '0');
+  WriteSortKey(utc, text.substr(kSecondsEnd + 1, fraction_digits), sort_key);
   return Status::OK();
+}
+
+double SortKeySeconds(std::string_view sort_key) {
+  const date::year_month_day ymd{date::year{Digits(sort_key, 0, 4)},
+                                 date::month(static_cast<unsigned>(Digits(sort_key, 5, 2))),
+                                 date::day(static_cast<unsigned>(Digits(sort_key, 8, 2)))};
+  const date::sys_seconds whole = date::sys_days{ymd} + std::chrono::hours(Digits(sort_key, 11, 2)) +
+                                  std::chrono::minutes(Digits(sort_key, 14, 2)) +
+                                  std::chrono::seconds(Digits(sort_key, 17, 2));
+  return static_cast<double>(whole.time_since_epoch().count()) + Digits(sort_key, 20, 9) * 1e-9;
+}
+
+std::string SortKeyAtSeconds(double seconds) {
+  const auto first = static_cast<double>(kFirstSortKeySecond.time_since_epoch().count());
+  const auto last = static_cast<double>(kLastSortKeySecond.time_since_epoch().count());
+  seconds = std::clamp(seconds, first, last);
+  const double whole = std::floor(seconds);
+  const int nanos = std::min(static_cast<int>((seconds - whole) * 1e9), 999'999'999);
+  char fraction[9];
+  PutDigits(fraction, 9, nanos);
+  std::string sort_key;
+  WriteSortKey(date::sys_seconds{std::chrono::seconds(static_cast<int64_t>(whole))}, {fraction, 9}, &sort_key);
+  return sort_key;
 }
 
 Status ValidateSortKeyPrefix(std::string_view prefix) {

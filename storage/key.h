@@ -38,6 +38,12 @@ Status ValidateDeviceId(std::string_view id);
 // impossible dates such as 2026-02-30, leap second 60).
 Status NormalizeTimestamp(std::string_view iso8601, std::string* sort_key);
 
+// A sort key's instant as seconds since 1970 (to about a microsecond), and the sort key of such
+// an instant (clamped to years 0000-9999): for estimating where in a range readings lie, never
+// for keys that are stored.
+double SortKeySeconds(std::string_view sort_key);  // `sort_key` as NormalizeTimestamp writes it
+std::string SortKeyAtSeconds(double seconds);
+
 // OK when `prefix` can begin some sort key (for begins_with): "2026-06-23", "2026-06-23T08".
 Status ValidateSortKeyPrefix(std::string_view prefix);
 

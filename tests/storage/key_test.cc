@@ -94,6 +94,25 @@ TEST(NormalizeTimestamp, ByteOrderIsTimeOrder) {
   }
 }
 
+// Seconds since 1970 to about a microsecond, both ways, across the whole range a sort key holds.
+TEST(SortKeySeconds, AreTheInstantAndBack) {
+  EXPECT_EQ(SortKeySeconds("1970-01-01T00:00:00.000000000Z"), 0.0);
+  EXPECT_EQ(SortKeySeconds("1970-01-01T00:00:01.500000000Z"), 1.5);
+  EXPECT_EQ(SortKeySeconds("1969-12-31T23:59:59.000000000Z"), -1.0);
+  EXPECT_EQ(SortKeyAtSeconds(0), "1970-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(SortKeyAtSeconds(-0.5), "1969-12-31T23:59:59.500000000Z");
+  EXPECT_EQ(SortKeyAtSeconds(86400 * 365.0 + 1.25), "1971-01-01T00:00:01.250000000Z");
+  for (const char* key : {"2026-06-23T08:05:00.123456000Z", "0000-01-01T00:00:00.000000000Z",
+                          "9999-12-31T23:59:59.000000000Z", "2262-04-11T23:47:17.000000000Z"}) {
+    EXPECT_EQ(SortKeyAtSeconds(SortKeySeconds(key)).substr(0, 26), std::string(key).substr(0, 26)) << key;
+  }
+  const double earlier = SortKeySeconds("2026-06-23T08:05:00.000001000Z");
+  EXPECT_LT(earlier, SortKeySeconds("2026-06-23T08:05:00.000003000Z"));
+  // Beyond years 0000-9999 the nearest sort key, never a malformed one.
+  EXPECT_EQ(SortKeyAtSeconds(1e15), "9999-12-31T23:59:59.000000000Z");
+  EXPECT_EQ(SortKeyAtSeconds(-1e15), "0000-01-01T00:00:00.000000000Z");
+}
+
 TEST(DeviceId, AllowedCharsetAndLength) {
   EXPECT_TRUE(ValidateDeviceId("a1b2").ok());
   EXPECT_TRUE(ValidateDeviceId("Sensor_01.roof:north-3").ok());
