@@ -318,6 +318,10 @@ const std::vector<Key>& Keys() {
                     "port 0 takes any free port",
                     ListenAddress),
       READINGSD_KEY(http, threads, "threads serving HTTP requests", AtLeast(1)),
+      READINGSD_KEY(http, read_helpers,
+                    "threads that read the later part of a long page (hundreds of readings) while "
+                    "the request's thread reads the first, when idle; 0 = none",
+                    Between(0, 64)),
       READINGSD_KEY(http, table_name, "table name the DynamoDB-compatible API answers to",
                     TableName),
       READINGSD_KEY(http, auth_token_file,

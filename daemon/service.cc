@@ -87,6 +87,7 @@ query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std:
   o.address = host;
   o.port = port;
   o.threads = c.threads;
+  o.read_helpers = c.read_helpers;
   o.max_body_bytes = c.max_body_bytes;
   o.max_header_bytes = c.max_header_bytes;
   o.max_limit = c.max_limit;

@@ -319,6 +319,7 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
   query->request.limit = limit ? std::min(static_cast<std::size_t>(*limit), max_limit) : max_limit;
   query->request.scan_forward = forward.value_or(true);
   query->request.max_page_bytes = context.options.max_page_bytes;
+  query->request.helpers = context.read_helpers;
   if (start) {
     std::string start_device;
     if (Status s = ParseKey(*start, "ExclusiveStartKey", &start_device, &query->request.exclusive_start);

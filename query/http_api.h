@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "query/http_server.h"
+#include "query/read_helpers.h"
 #include "storage/reading.h"
 #include "storage/store.h"
 
@@ -31,6 +32,7 @@ struct ApiContext {
   const HttpHooks& hooks;
   std::chrono::system_clock::time_point server_started;
   std::string request_id;  // unique per request; the DynamoDB API returns it as x-amzn-RequestId
+  ReadHelpers* read_helpers = nullptr;  // optional: for QueryRequest::helpers
 };
 
 // Beast 1.74 hands out boost::string_view.

@@ -35,6 +35,7 @@ struct ServerState {
   uint64_t request_id_salt = 0;  // random, so request ids differ across restarts
   std::atomic<uint64_t> requests{0};
   std::atomic<int> connections{0};
+  std::unique_ptr<ReadHelpers> read_helpers;
 };
 
 // Time depends on the presented credential's length only, never on how much of a token it
@@ -88,7 +89,8 @@ std::string NextRequestId(ServerState& state) {
 // credentials, and the 401 looks the same whatever was asked for; a request that says it is a
 // DynamoDB call gets it in DynamoDB's shape, so AWS clients print it.
 HttpResponse Dispatch(ServerState& state, const HttpRequest& request, std::string_view* endpoint) {
-  const ApiContext context{state.options, *state.store, state.hooks, state.started, NextRequestId(state)};
+  const ApiContext context{state.options, *state.store, state.hooks, state.started, NextRequestId(state),
+                           state.read_helpers.get()};
   const std::string_view target = ToStd(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
   if (path != "/healthz" && !Authorized(state.options.bearer_tokens, request)) {
@@ -240,6 +242,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
 Status ValidateOptions(const HttpServerOptions& options) {
   if (options.threads < 1) return Status::InvalidArgument("threads must be at least 1");
+  if (options.read_helpers < 0) return Status::InvalidArgument("read_helpers must not be negative");
   if (options.max_connections < 1) return Status::InvalidArgument("max_connections must be at least 1");
   if (options.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
   if (options.max_header_bytes < 1 || options.max_header_bytes > UINT32_MAX) {
@@ -282,6 +285,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const storage::Store*
   impl->state->store = store;
   impl->state->hooks = std::move(hooks);
   impl->state->request_id_salt = std::random_device{}() * 0x100000000ull + std::random_device{}();
+  impl->state->read_helpers = std::make_unique<ReadHelpers>(options.read_helpers);
   for (int i = 0; i < options.threads; ++i) impl->iocs.push_back(std::make_unique<net::io_context>(1));
 
   beast::error_code ec;

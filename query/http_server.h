@@ -4,7 +4,8 @@
 // A small fixed number of threads, each running its own io_context; connections are handed to
 // them round-robin. One session per connection with its own strand, so no connection state is
 // shared between threads. Queries run on the I/O threads: a page is bounded by max_limit and
-// max_page_bytes, so no request holds a thread (and the connections it serves) for long.
+// max_page_bytes, so no request holds a thread (and the connections it serves) for long. A long
+// page may have its later part read by an idle read helper meanwhile.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,9 @@ struct HttpServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 8080;  // 0 = an ephemeral port, see HttpServer::port()
   int threads = 2;
+  // Threads that read the later part of a long page while the request's thread reads the first
+  // (query/read_helpers.h); 0 = every page is read by its request's thread alone.
+  int read_helpers = 1;
   std::size_t max_body_bytes = 1 << 20;  // larger bodies get 413
   std::size_t max_header_bytes = 8192;   // larger request headers get 431
   std::size_t max_limit = 10000;         // largest page (native limit / n, DynamoDB Limit)

@@ -431,6 +431,7 @@ Status ParseReadingsQuery(const ApiContext& context, const std::string& device_i
     request->filter = filter->get();
   }
   request->max_page_bytes = context.options.max_page_bytes;
+  request->helpers = context.read_helpers;
   return Status::OK();
 }
 
@@ -552,16 +553,36 @@ class PageWriter final : public ItemSink {
  public:
   // Room for `expected_items` of ~130 bytes, so a full page is not copied over as it grows.
   PageWriter(std::string_view device_id, std::size_t expected_items, const Projection& projection)
-      : device_id_(device_id), projection_(projection) {
-    body_.reserve(128 + expected_items * 160);
+      : PageWriter(device_id, projection) {
+    body_.reserve(128 + expected_items * kItemBytes);
     body_.append("{\"deviceId\":\"").append(device_id).append("\",\"items\":[");
   }
+  PageWriter(std::string_view device_id, const Projection& projection)
+      : device_id_(device_id), projection_(projection) {}
 
   void Add(std::string_view sort_key, std::string_view /*encoded*/,
            std::span<const storage::AttributeView> attributes) override {
     if (!first_) body_.push_back(',');
     first_ = false;
     AppendItem(device_id_, sort_key, Project(attributes, projection_, &kept_), &body_);
+    if (part_) item_ends_.push_back(body_.size());
+  }
+
+  // A part holds only its items, comma-separated, and where each ends.
+  std::unique_ptr<ItemSink> NewPart(std::size_t expected_items) const override {
+    auto part = std::make_unique<PageWriter>(device_id_, projection_);
+    part->part_ = true;
+    part->body_.reserve(expected_items * kItemBytes);
+    part->item_ends_.reserve(expected_items);
+    return part;
+  }
+
+  void AppendPart(ItemSink* sink, std::size_t n) override {
+    if (n == 0) return;
+    const auto& part = static_cast<const PageWriter&>(*sink);
+    if (!first_) body_.push_back(',');
+    first_ = false;
+    body_.append(part.body_, 0, part.item_ends_[n - 1]);
   }
 
   std::string Finish(const QueryResult& result) && {
@@ -576,11 +597,15 @@ class PageWriter final : public ItemSink {
   }
 
  private:
+  static constexpr std::size_t kItemBytes = 160;  // room reserved per item
+
   std::string_view device_id_;
   const Projection& projection_;
   std::vector<storage::AttributeView> kept_;  // reused for every item
   std::string body_;
   bool first_ = true;
+  bool part_ = false;
+  std::vector<std::size_t> item_ends_;  // of a part's items in body_
 };
 
 HttpResponse RunQuery(const ApiContext& context, const QueryRequest& request, const Projection& projection,
@@ -620,6 +645,7 @@ HttpResponse Latest(const ApiContext& context, const Match& match, const Params&
   }
   request.scan_forward = false;
   request.max_page_bytes = context.options.max_page_bytes;
+  request.helpers = context.read_helpers;
   return RunQuery(context, request, projection, false);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "query/filter.h"
+#include "query/read_helpers.h"
 #include "storage/reading.h"
 #include "storage/status.h"
 #include "storage/store.h"
@@ -50,6 +52,9 @@ struct QueryRequest {
   // empty (everything filtered out) and still carry a next key: paging ends only when that key
   // is absent.
   std::size_t max_page_bytes = kMaxPageBytes;
+  // Optional, not owned: an idle helper may read the later part of a long page meanwhile (see
+  // ReadHelpers); the page is the same as when one thread reads it.
+  ReadHelpers* helpers = nullptr;
 };
 
 // What Query hands each item it returns, while the bytes are still the iterator's. Query has
@@ -58,11 +63,16 @@ struct QueryRequest {
 // the error drops them. All three arguments are valid only during the call.
 class ItemSink {
  public:
+  virtual ~ItemSink() = default;
   virtual void Add(std::string_view sort_key, std::string_view encoded_attributes,
                    std::span<const storage::AttributeView> attributes) = 0;
 
- protected:
-  ~ItemSink() = default;
+  // For a page read in two parts at once: an empty sink of the same kind that a helper thread
+  // fills with the later part, of about `expected_items`. nullptr (the default) keeps the page
+  // on one thread.
+  virtual std::unique_ptr<ItemSink> NewPart(std::size_t /*expected_items*/) const { return nullptr; }
+  // Appends the first `n` items given to `part` (made by this sink's NewPart) after its own.
+  virtual void AppendPart(ItemSink* /*part*/, std::size_t /*n*/) {}
 };
 
 // The items of a page as stored: sort keys and encoded values (storage/reading.h) side by side
@@ -86,6 +96,8 @@ class Items final : public ItemSink {
            std::span<const storage::AttributeView>) override {
     Append(sort_key, encoded_attributes);
   }
+  std::unique_ptr<ItemSink> NewPart(std::size_t) const override { return std::make_unique<Items>(); }
+  void AppendPart(ItemSink* part, std::size_t n) override;
 
  private:
   static constexpr std::size_t kChunkBytes = 32u << 10;

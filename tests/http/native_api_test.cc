@@ -236,6 +236,42 @@ TEST_F(NativeApiTest, PageBytesEndAPageEarly) {
   EXPECT_GT(pages, 1);
 }
 
+// A long page whose later part a read helper renders is byte for byte the page one thread
+// renders: the same items, commas, counts and cursor, with filters, projections and both orders.
+TEST_F(NativeApiTest, PagesWithAReadHelperAreByteForByteThePagesWithout) {
+  std::vector<storage::Reading> readings;
+  for (int i = 0; i < 3000; ++i) {
+    char ts[40];
+    std::snprintf(ts, sizeof ts, "2026-06-25T%02d:%02d:%02d.%09dZ", i / 3600, i / 60 % 60, i % 60, i % 7);
+    readings.push_back(MakeReading("long", ts, {{"temperature", 20.0 + i % 13 * 0.25},
+                                                {"status", std::string(i % 2 ? "ok" : "warn")}}));
+  }
+  ASSERT_TRUE(store_->Write(readings).ok());
+  query::HttpServerOptions alone_options;
+  alone_options.read_helpers = 0;
+  alone_options.port = 0;
+  std::unique_ptr<query::HttpServer> alone;
+  ASSERT_TRUE(query::HttpServer::Start(alone_options, store_.get(), {}, &alone).ok());
+
+  for (const std::string& query : std::vector<std::string>{
+           "", "limit=1000", "from=2026-06-25T00:10:00Z&to=2026-06-25T00:40:00Z", "order=desc&limit=900",
+        "filter=" + UrlEncode("status = 'ok'") + "&limit=2000", "attributes=status&limit=800",
+        "after=2026-06-25T00:05:00Z&order=desc&limit=700"}) {
+    std::string cursor;
+    for (int page = 0; page < 10; ++page) {
+      const std::string target = "/v1/devices/long/readings?" + query + (cursor.empty() ? "" : "&cursor=" + cursor);
+      const HttpResult helped = Get(port(), target);
+      ASSERT_EQ(helped.status, 200) << target << " " << helped.body;
+      ASSERT_EQ(helped.body, Get(alone->port(), target).body) << target;
+      const json body = helped.Json();
+      if (!body.contains("nextCursor")) break;
+      cursor = body["nextCursor"];
+    }
+  }
+  EXPECT_EQ(Get(port(), "/v1/devices/long/latest?n=1000").body,
+            Get(alone->port(), "/v1/devices/long/latest?n=1000").body);
+}
+
 TEST_F(NativeApiTest, LatestIsNewestFirstAndContinuesWithReadings) {
   HttpResult latest = Get(port(), "/v1/devices/a1/latest");
   std::vector<std::string> expected;

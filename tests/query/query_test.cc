@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "query/filter.h"
@@ -62,6 +66,8 @@ class ObservedStore : public storage::Store {
   };
   mutable std::vector<Observation> iterators;
   std::string damaged_sort_key;  // its value loses its last byte
+  // Next and Prev that land on it take 20 ms, so a read helper surely begins its part first.
+  std::string slow_sort_key;
 
   Status Put(const Reading&) override { return Status::InvalidArgument("read only"); }
   Status Write(std::span<const Reading>) override { return Status::InvalidArgument("read only"); }
@@ -71,6 +77,7 @@ class ObservedStore : public storage::Store {
   std::unique_ptr<storage::PartitionIterator> NewIterator(std::string_view device_id,
                                                           std::string_view lower,
                                                           std::string_view upper) const override {
+    std::lock_guard lock(mu_);  // a read helper opens iterators of its own
     iterators.push_back({std::string(lower), std::string(upper)});
     return std::make_unique<Iterator>(store_.NewIterator(device_id, lower, upper), this,
                                       iterators.size() - 1);
@@ -90,8 +97,8 @@ class ObservedStore : public storage::Store {
     void Seek(std::string_view k) override { inner_->Seek(k); Observe(); }
     void SeekForPrev(std::string_view k) override { inner_->SeekForPrev(k); Observe(); }
     bool Valid() const override { return inner_->Valid(); }
-    void Next() override { inner_->Next(); Observe(); }
-    void Prev() override { inner_->Prev(); Observe(); }
+    void Next() override { inner_->Next(); Observe(); Slow(); }
+    void Prev() override { inner_->Prev(); Observe(); Slow(); }
     std::string_view sort_key() const override { return inner_->sort_key(); }
     std::string_view encoded_attributes() const override {
       const std::string_view value = inner_->encoded_attributes();
@@ -100,8 +107,14 @@ class ObservedStore : public storage::Store {
     Status status() const override { return inner_->status(); }
 
    private:
+    void Slow() const {
+      if (inner_->Valid() && inner_->sort_key() == store_->slow_sort_key) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
     void Observe() {
       if (!inner_->Valid()) return;
+      std::lock_guard lock(store_->mu_);
       Observation& o = store_->iterators[index_];
       ++o.positions;
       const std::string_view key = inner_->sort_key();
@@ -115,6 +128,7 @@ class ObservedStore : public storage::Store {
   };
 
   const storage::Store& store_;
+  mutable std::mutex mu_;
 };
 
 class QueryTest : public ::testing::Test {
@@ -590,6 +604,174 @@ TEST_F(QueryTest, ExclusiveStartOutsideTheRangeStaysInTheRange) {
     ASSERT_TRUE(Query(*store_, request, &result).ok());
     EXPECT_TRUE(result.items.empty());
     EXPECT_FALSE(result.last_evaluated_sort_key);
+  }
+}
+
+// Items that count how many were added on a thread other than the one that made the first
+// sink: the pages a helper thread read part of.
+class ThreadCountingItems final : public ItemSink {
+ public:
+  explicit ThreadCountingItems(std::atomic<std::size_t>* elsewhere) : elsewhere_(elsewhere) {}
+
+  void Add(std::string_view sort_key, std::string_view encoded, std::span<const storage::AttributeView>) override {
+    if (std::this_thread::get_id() != owner_) ++*elsewhere_;
+    items.Append(sort_key, encoded);
+  }
+  std::unique_ptr<ItemSink> NewPart(std::size_t) const override {
+    auto part = std::make_unique<ThreadCountingItems>(elsewhere_);
+    part->owner_ = owner_;
+    return part;
+  }
+  void AppendPart(ItemSink* part, std::size_t n) override {
+    items.AppendPart(&static_cast<ThreadCountingItems*>(part)->items, n);
+  }
+
+  Items items;
+
+ private:
+  std::atomic<std::size_t>* elsewhere_;
+  std::thread::id owner_ = std::this_thread::get_id();
+};
+
+// Readings one second apart with bursts (ten within a millisecond) and gaps (an hour), of
+// varied sizes, so guesses of where a page ends are sometimes wrong in both directions.
+class LongPartitionTest : public QueryTest {
+ protected:
+  void SetUp() override {
+    QueryTest::SetUp();
+    std::mt19937 random(2026);
+    std::vector<Reading> readings;
+    long long nanos = 0;  // since 2026-06-23T00:00:00Z
+    for (int i = 0; i < kCount; ++i) {
+      const int kind = std::uniform_int_distribution<>(0, 99)(random);
+      nanos += kind < 2 ? 3600'000'000'000LL : kind < 12 ? 100'000LL : 1'000'000'000LL;
+      char ts[64];
+      const long long second = nanos / 1'000'000'000LL;
+      std::snprintf(ts, sizeof ts, "2026-06-%02lldT%02lld:%02lld:%02lld.%09lldZ", 23 + second / 86400,
+                    second / 3600 % 24, second / 60 % 60, second % 60, nanos % 1'000'000'000LL);
+      readings.push_back({"long", SortKey(ts),
+                          {{"t", static_cast<double>(i % 100)},
+                           {"pad", std::string(std::uniform_int_distribution<>(0, 300)(random), 'p')}}});
+      keys_.push_back(readings.back().sort_key);
+    }
+    readings.push_back({"lon", keys_[10], {{"t", 1.0}}});  // neighbours that must never show up
+    readings.push_back({"long0", keys_[10], {{"t", 1.0}}});
+    ASSERT_TRUE(store_->Write(readings).ok());
+  }
+
+  static constexpr int kCount = 4000;
+  std::vector<std::string> keys_;
+};
+
+// A helper reading the later part of a page changes nothing a client sees: pages through every
+// kind of condition, limit, byte cap, filter and direction are the same item for item, count
+// for count and key for key as when one thread reads them.
+TEST_F(LongPartitionTest, PagesReadInTwoPartsAreThePagesOneThreadReads) {
+  ReadHelpers helpers(1);
+  std::atomic<std::size_t> by_helper{0};
+  std::unique_ptr<FilterExpr> filter;
+  ASSERT_TRUE(ParseNativeFilter("t >= 30", &filter).ok());
+  std::mt19937 random(623);
+  auto pick = [&] { return keys_[std::uniform_int_distribution<std::size_t>(0, keys_.size() - 1)(random)]; };
+  for (int round = 0; round < 120; ++round) {
+    std::string a = pick(), b = pick();
+    if (a > b) std::swap(a, b);
+    const SortKeyOp op = static_cast<SortKeyOp>(round % 8);
+    const std::string first = op == SortKeyOp::kAll ? "" : op == SortKeyOp::kBeginsWith ? a.substr(0, 10) : a;
+    QueryRequest request;
+    ASSERT_TRUE(MakeKeyCondition("long", op, first, op == SortKeyOp::kBetween ? b : "", &request.key).ok());
+    request.scan_forward = round % 3 != 0;
+    request.limit = std::vector<std::size_t>{0, 100, 700, 2500}[round % 4];
+    request.max_page_bytes = std::vector<std::size_t>{kMaxPageBytes, 0, 60000}[round / 4 % 3];
+    if (request.limit == 0 && request.max_page_bytes == 0) request.limit = 1500;
+    request.filter = round % 5 == 0 ? filter.get() : nullptr;
+    SCOPED_TRACE("round " + std::to_string(round));
+    for (int page = 0; page < 100; ++page) {
+      QueryRequest alone = request;
+      QueryResult want;
+      ASSERT_TRUE(Query(*store_, alone, &want).ok());
+      QueryRequest helped = request;
+      helped.helpers = &helpers;
+      QueryResult got;
+      ThreadCountingItems sink(&by_helper);
+      ASSERT_TRUE(Query(*store_, helped, &got, &sink).ok());
+      ASSERT_EQ(sink.items.size(), want.items.size());
+      for (std::size_t i = 0; i < want.items.size(); ++i) {
+        ASSERT_EQ(sink.items[i].sort_key, want.items[i].sort_key);
+        ASSERT_EQ(sink.items[i].encoded_attributes, want.items[i].encoded_attributes);
+      }
+      ASSERT_EQ(got.count, want.count);
+      ASSERT_EQ(got.scanned_count, want.scanned_count);
+      ASSERT_EQ(got.scanned_bytes, want.scanned_bytes);
+      ASSERT_EQ(got.last_evaluated_sort_key, want.last_evaluated_sort_key);
+      if (!want.last_evaluated_sort_key) break;
+      request.exclusive_start = *want.last_evaluated_sort_key;
+    }
+  }
+  EXPECT_GT(helpers.tasks_run(), 0u);
+  EXPECT_GT(by_helper.load(), 0u);  // some pages really were read in two parts
+}
+
+// A damaged value in the later part fails the page that reaches it, and only that page.
+TEST_F(LongPartitionTest, ADamagedValueInTheHelpersPartFailsOnlyThePagesThatReachIt) {
+  ReadHelpers helpers(1);
+  ObservedStore observed(*store_);
+  observed.damaged_sort_key = keys_[2000];  // read by pages of 2500 and the whole partition
+  for (bool forward : {true, false}) {
+    for (std::size_t limit : {0, 2500, 1500}) {
+      QueryRequest request = WholePartition("long", forward, nullptr);
+      request.limit = limit;
+      request.max_page_bytes = 0;
+      request.helpers = &helpers;
+      QueryResult result;
+      const Status s = Query(observed, request, &result);
+      if (limit == 1500) {
+        EXPECT_TRUE(s.ok()) << s.ToString();
+        EXPECT_EQ(result.items.size(), 1500u);
+      } else {
+        EXPECT_EQ(s.code(), Status::Code::kCorruption) << limit << " " << s.ToString();
+        EXPECT_NE(s.message().find(observed.damaged_sort_key), std::string::npos) << s.ToString();
+      }
+    }
+  }
+  EXPECT_GT(helpers.tasks_run(), 0u);
+}
+
+// When the page's first items are followed by a gap, the request's thread has nothing to read
+// before the helper's part, and the helper's items end the page: whether a next key follows is
+// the helper's to tell.
+TEST_F(QueryTest, AHelpersPartRightAfterTheFirstItemsEndsThePageWithItsNextKey) {
+  std::vector<Reading> readings;
+  auto add = [&](int hour, int count) {
+    for (int i = 0; i < count; ++i) {
+      char ts[32];
+      std::snprintf(ts, sizeof ts, "2026-06-23T%02d:%02d:%02dZ", hour, i / 60, i % 60);
+      readings.push_back({"gap", SortKey(ts), {{"t", 1.0}}});
+    }
+  };
+  add(0, 64);    // the first page's guess: one a second...
+  add(1, 2000);  // ...but the next come an hour later
+  add(3, 64);
+  ASSERT_TRUE(store_->Write(readings).ok());
+  ReadHelpers helpers(1);
+  ObservedStore observed(*store_);
+  for (bool forward : {true, false}) {
+    std::atomic<std::size_t> by_helper{0};
+    observed.slow_sort_key = SortKey(forward ? "2026-06-23T01:00:00Z" : "2026-06-23T01:33:19Z");
+    QueryRequest request = WholePartition("gap", forward, nullptr);
+    request.limit = 564;  // the guess puts the helper's part 300 s on, inside the gap
+    QueryResult want;
+    ASSERT_TRUE(Query(*store_, request, &want).ok());
+    ASSERT_TRUE(want.last_evaluated_sort_key);
+    request.helpers = &helpers;
+    QueryResult got;
+    ThreadCountingItems sink(&by_helper);
+    ASSERT_TRUE(Query(observed, request, &got, &sink).ok());
+    EXPECT_EQ(by_helper.load(), 500u);
+    ASSERT_EQ(sink.items.size(), want.items.size());
+    EXPECT_EQ(sink.items[563].sort_key, want.items[563].sort_key);
+    EXPECT_EQ(got.scanned_count, want.scanned_count);
+    EXPECT_EQ(got.last_evaluated_sort_key, want.last_evaluated_sort_key);
   }
 }
 
