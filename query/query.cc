@@ -134,7 +134,7 @@ Status ReadItem(const QueryRequest& request, const storage::PartitionIterator& i
 
 // A long page is read in two parts at once. After kProbeItems items the request's thread
 // guesses from their spacing in time how far the page will reach, and an idle helper reads the
-// later half of that stretch into a sink of its own, counting each item. When the request's
+// last part of that stretch into a sink of its own, counting each item. When the request's
 // thread arrives where the helper began, the helper's items are appended up to where the page
 // would have ended had one thread read it all: the same items, counts and next key. Each part
 // reads from its own iterator, so each sees every write acknowledged before the request began.
@@ -149,7 +149,7 @@ constexpr double kRequestThreadShare = 0.6;
 constexpr double kMaxReservedItems = 4096;
 
 struct Split {
-  std::string sort_key;  // where the helper's part begins; "" = read the page on one thread
+  std::string sort_key;            // where the helper's part begins; "" = read on one thread
   std::size_t expected_items = 0;  // in the helper's part, as guessed
 };
 
@@ -264,7 +264,9 @@ class HelperPart {
     result->scanned_count = tally->scanned_count;
     result->scanned_bytes = tally->scanned_bytes;
     if (full && (i < part.counts.size() || part.more)) {
-      result->last_evaluated_sort_key = part.sort_keys.substr((i - 1) * storage::kSortKeyLength, storage::kSortKeyLength);
+      const std::size_t last = i - 1;
+      result->last_evaluated_sort_key =
+          part.sort_keys.substr(last * storage::kSortKeyLength, storage::kSortKeyLength);
     }
     Status status = i < part.counts.size() ? Status::OK() : part.status;
     part_.reset();
