@@ -320,7 +320,7 @@ const std::vector<Key>& Keys() {
       READINGSD_KEY(http, threads, "threads serving HTTP requests", AtLeast(1)),
       READINGSD_KEY(http, read_helpers,
                     "threads that read the later part of a long page (hundreds of readings) while "
-                    "the request's thread reads the first, when idle; 0 = none",
+                    "the request's thread reads the first, when idle; 0 = none (best on one core)",
                     Between(0, 64)),
       READINGSD_KEY(http, table_name, "table name the DynamoDB-compatible API answers to",
                     TableName),
