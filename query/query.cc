@@ -7,7 +7,6 @@
 #include <memory>
 #include <utility>
 
-
 #include "storage/key.h"
 
 namespace readingsd::query {
@@ -105,6 +104,18 @@ std::unique_ptr<storage::PartitionIterator> Open(const storage::Store& store, co
     it->SeekToLast();
   }
   return it;
+}
+
+// The next item in the request's order.
+void Advance(const QueryRequest& request, storage::PartitionIterator* it) {
+  request.scan_forward ? it->Next() : it->Prev();
+}
+
+// What Query reports of a page.
+void Report(const Tally& tally, QueryResult* result) {
+  result->count = tally.count;
+  result->scanned_count = tally.scanned_count;
+  result->scanned_bytes = tally.scanned_bytes;
 }
 
 // Reads the iterator's item whole, counts it and hands it to `sink` when the filter keeps it.
@@ -260,9 +271,7 @@ class HelperPart {
     }
     sink->AppendPart(part.sink.get(), returned);
     tally->count += returned;
-    result->count = tally->count;
-    result->scanned_count = tally->scanned_count;
-    result->scanned_bytes = tally->scanned_bytes;
+    Report(*tally, result);
     if (full && (i < part.counts.size() || part.more)) {
       const std::size_t last = i - 1;
       result->last_evaluated_sort_key =
@@ -294,14 +303,14 @@ class HelperPart {
     const std::size_t key_prefix_bytes = storage::EncodeKey(request.key.device_id, "").size();
     std::vector<storage::AttributeView> attributes;
     Tally tally = part->start;
-    for (; it->Valid() && !part->stop; request.scan_forward ? it->Next() : it->Prev()) {
+    for (; it->Valid() && !part->stop; Advance(request, it.get())) {
       ItemCount counted;
       part->status = ReadItem(request, *it, key_prefix_bytes, &attributes, part->sink.get(), &tally, &counted);
       if (!part->status.ok()) return;
       part->counts.push_back(counted);
       part->sort_keys.append(it->sort_key());
       if (Full(request, tally)) {
-        request.scan_forward ? it->Next() : it->Prev();
+        Advance(request, it.get());  // peek
         part->more = it->Valid();
         break;
       }
@@ -359,13 +368,12 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
   if (range.empty()) return Status::OK();
 
   std::unique_ptr<storage::PartitionIterator> it = Open(store, request, range.lower, range.upper);
-  auto advance = [&] { request.scan_forward ? it->Next() : it->Prev(); };
   const std::size_t key_prefix_bytes = storage::EncodeKey(key.device_id, "").size();
   std::vector<storage::AttributeView> attributes;  // of the current item, reused
   Tally tally;
   std::string first_key;  // of the page, for estimating where it ends
   HelperPart later;       // the part a helper reads, once handed over
-  for (; it->Valid(); advance()) {
+  for (; it->Valid(); Advance(request, it.get())) {
     if (later.active() && later.Holds(it->sort_key(), request.scan_forward)) {
       // This thread has read its part. Unless no helper has begun the later one (then this
       // thread reads on alone), the page continues with what the helper read.
@@ -375,7 +383,7 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
     if (Full(request, tally)) {
       later.Abandon();
       std::string last_read(it->sort_key());
-      advance();  // peek: a next key only when there is a next item
+      Advance(request, it.get());  // peek: a next key only when there is a next item
       if (it->Valid()) result->last_evaluated_sort_key = std::move(last_read);
       break;
     }
@@ -385,9 +393,7 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
     }
   }
   later.Abandon();  // the range ended before the later part began: it is empty
-  result->count = tally.count;
-  result->scanned_count = tally.scanned_count;
-  result->scanned_bytes = tally.scanned_bytes;
+  Report(tally, result);
   if (Status s = it->status(); !s.ok()) return s;
   return Status::OK();
 }
