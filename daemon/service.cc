@@ -224,7 +224,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     return Readiness(ingest->State(), detail);
   };
   http_hooks.on_request = [&exporter](std::string_view endpoint, double seconds) {
-    exporter.query_seconds(std::string(endpoint)).Observe(seconds);
+    exporter.query_seconds(endpoint).Observe(seconds);
   };
   http_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);

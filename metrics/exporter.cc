@@ -149,8 +149,15 @@ Counter& Exporter::readings_rejected(const std::string& reason) {
   return readings_rejected_.Add({{"reason", reason}});
 }
 
-Histogram& Exporter::query_seconds(const std::string& endpoint) {
-  return query_seconds_.Add({{"endpoint", endpoint}}, kQuerySecondsBuckets);
+Histogram& Exporter::query_seconds(std::string_view endpoint) {
+  std::lock_guard lock(query_seconds_mutex_);
+  auto it = query_seconds_by_endpoint_.find(endpoint);
+  if (it == query_seconds_by_endpoint_.end()) {
+    std::string name(endpoint);
+    Histogram* series = &query_seconds_.Add({{"endpoint", name}}, kQuerySecondsBuckets);
+    it = query_seconds_by_endpoint_.emplace(std::move(name), series).first;
+  }
+  return *it->second;
 }
 
 void Exporter::SetStoreFiguresSource(std::function<StoreFigures()> source) {

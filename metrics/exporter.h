@@ -17,6 +17,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -65,8 +66,9 @@ class Exporter {
   prometheus::Histogram& write_batch_size() { return write_batch_size_; }
   // readingsd_write_batch_seconds: time to commit one write batch.
   prometheus::Histogram& write_batch_seconds() { return write_batch_seconds_; }
-  // readingsd_query_seconds{endpoint}
-  prometheus::Histogram& query_seconds(const std::string& endpoint);
+  // readingsd_query_seconds{endpoint}. Called once per HTTP request, so the series is looked up
+  // by the endpoint name alone, not by building a label set as Family::Add does.
+  prometheus::Histogram& query_seconds(std::string_view endpoint);
 
   // Called at every Serialize() to set the readingsd_rocksdb_* gauges; they read 0 until a
   // source is set. The source runs on the scraping thread and must not throw.
@@ -120,6 +122,12 @@ class Exporter {
   prometheus::Histogram& write_batch_size_;
   prometheus::Histogram& write_batch_seconds_;
   prometheus::Family<prometheus::Histogram>& query_seconds_;
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+  };
+  std::mutex query_seconds_mutex_;
+  std::unordered_map<std::string, prometheus::Histogram*, NameHash, std::equal_to<>> query_seconds_by_endpoint_;
 
   prometheus::Gauge& partitions_distinct_;
   prometheus::Gauge& partition_top_share_;

@@ -31,7 +31,7 @@ struct ApiContext {
   const storage::Store& store;
   const HttpHooks& hooks;
   std::chrono::system_clock::time_point server_started;
-  std::string request_id;  // unique per request; the DynamoDB API returns it as x-amzn-RequestId
+  std::string request_id;  // unique per DynamoDB request (x-amzn-RequestId); empty for the native API
   ReadHelpers* read_helpers = nullptr;  // optional: for QueryRequest::helpers
 };
 

@@ -6,7 +6,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
@@ -25,6 +24,12 @@ namespace {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 using tcp = net::ip::tcp;
+// Each io_context is run by exactly one thread, so its handlers never run concurrently: that is
+// Asio's implicit strand, and a session needs no explicit one. The concrete executor type (not
+// any_io_executor) also spares every operation a type-erased, reference-counted executor copy.
+using Executor = net::io_context::executor_type;
+using Socket = net::basic_stream_socket<tcp, Executor>;
+using Acceptor = net::basic_socket_acceptor<tcp, Executor>;
 
 // What all sessions share: fixed at Start, apart from the two counters.
 struct ServerState {
@@ -89,10 +94,12 @@ std::string NextRequestId(ServerState& state) {
 // credentials, and the 401 looks the same whatever was asked for; a request that says it is a
 // DynamoDB call gets it in DynamoDB's shape, so AWS clients print it.
 HttpResponse Dispatch(ServerState& state, const HttpRequest& request, std::string_view* endpoint) {
-  const ApiContext context{state.options, *state.store, state.hooks, state.started, NextRequestId(state),
-                           state.read_helpers.get()};
   const std::string_view target = ToStd(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
+  // Only DynamoDB responses carry a request id; the native API is spared formatting one.
+  const bool dynamodb = path == "/" || request.count("X-Amz-Target");
+  const ApiContext context{state.options, *state.store, state.hooks, state.started,
+                           dynamodb ? NextRequestId(state) : std::string(), state.read_helpers.get()};
   if (path != "/healthz" && !Authorized(state.options.bearer_tokens, request)) {
     *endpoint = "unauthorized";
     HttpResponse res =
@@ -109,7 +116,7 @@ HttpResponse Dispatch(ServerState& state, const HttpRequest& request, std::strin
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, std::shared_ptr<ServerState> state)
+  Session(Socket&& socket, std::shared_ptr<ServerState> state)
       : stream_(std::move(socket)), state_(std::move(state)) {
     ++state_->connections;
   }
@@ -188,7 +195,7 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
 
-  beast::tcp_stream stream_;
+  beast::basic_stream<tcp, Executor> stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;  // fresh per request
   HttpResponse response_;
@@ -201,7 +208,7 @@ class Session : public std::enable_shared_from_this<Session> {
 // most events, a third of a small request's time.
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(const std::vector<std::unique_ptr<net::io_context>>& iocs, tcp::acceptor acceptor, std::shared_ptr<ServerState> state)
+  Listener(const std::vector<std::unique_ptr<net::io_context>>& iocs, Acceptor acceptor, std::shared_ptr<ServerState> state)
       : iocs_(iocs),
         acceptor_(std::move(acceptor)),
         retry_(acceptor_.get_executor()),
@@ -209,11 +216,11 @@ class Listener : public std::enable_shared_from_this<Listener> {
 
   void Accept() {
     net::io_context& ioc = *iocs_[next_++ % iocs_.size()];
-    acceptor_.async_accept(net::make_strand(ioc), beast::bind_front_handler(&Listener::OnAccept, shared_from_this()));
+    acceptor_.async_accept(ioc, beast::bind_front_handler(&Listener::OnAccept, shared_from_this()));
   }
 
  private:
-  void OnAccept(beast::error_code ec, tcp::socket socket) {
+  void OnAccept(beast::error_code ec, Socket socket) {
     if (ec == net::error::operation_aborted) return;
     if (ec) {
       // Out of file descriptors, typically: wait a little instead of spinning on the error.
@@ -234,9 +241,9 @@ class Listener : public std::enable_shared_from_this<Listener> {
   }
 
   const std::vector<std::unique_ptr<net::io_context>>& iocs_;
-  std::size_t next_ = 0;  // only touched on the acceptor's strand
-  tcp::acceptor acceptor_;
-  net::steady_timer retry_;
+  std::size_t next_ = 0;  // only touched on the acceptor's thread
+  Acceptor acceptor_;
+  net::basic_waitable_timer<std::chrono::steady_clock, net::wait_traits<std::chrono::steady_clock>, Executor> retry_;
   std::shared_ptr<ServerState> state_;
 };
 
@@ -292,7 +299,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const storage::Store*
   const auto address = net::ip::make_address(options.address, ec);
   if (ec) return Status::InvalidArgument("address \"" + options.address + "\": " + ec.message());
   const tcp::endpoint endpoint{address, options.port};
-  tcp::acceptor acceptor(net::make_strand(*impl->iocs.front()));
+  Acceptor acceptor(impl->iocs.front()->get_executor());
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(endpoint, ec);

@@ -2,10 +2,10 @@
 // and a DynamoDB-compatible endpoint (query/dynamodb_api.h) on one listening socket.
 //
 // A small fixed number of threads, each running its own io_context; connections are handed to
-// them round-robin. One session per connection with its own strand, so no connection state is
-// shared between threads. Queries run on the I/O threads: a page is bounded by max_limit and
-// max_page_bytes, so no request holds a thread (and the connections it serves) for long. A long
-// page may have its later part read by an idle read helper meanwhile.
+// them round-robin. One session per connection, run by its io_context's one thread, so no
+// connection state is shared between threads. Queries run on the I/O threads: a page is bounded
+// by max_limit and max_page_bytes, so no request holds a thread (and the connections it serves)
+// for long. A long page may have its later part read by an idle read helper meanwhile.
 #pragma once
 
 #include <chrono>

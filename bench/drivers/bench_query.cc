@@ -6,6 +6,7 @@
 //   bench_query raw    --dir D --workload FILE --mode between|latest [--n 10]
 //   bench_query engine --dir D --workload FILE --mode between|latest [--n 10]
 //   common: [--warmup 1] (untimed passes over the whole list first)
+//           [--latencies FILE] (every timed request's latency in µs, one per line, in order)
 //
 // FILE for pg/raw/engine is bench_gen's workload ("<device> <from_iso> <to_iso> ..."). pg runs
 // one prepared statement (SELECT ... WHERE device_id=$1 AND ts BETWEEN $2 AND $3, or ORDER BY
@@ -234,7 +235,8 @@ void Report(const std::string& mode, std::vector<double> us, std::size_t items, 
               static_cast<double>(items) / n, static_cast<double>(bytes) / n, errors);
 }
 
-int Run(const std::string& mode, std::size_t count, int warmup, const Request& request) {
+int Run(const std::string& mode, std::size_t count, int warmup, const std::string& latencies_path,
+        const Request& request) {
   for (int w = 0; w < warmup; ++w) {
     for (std::size_t i = 0; i < count; ++i) request(i);
   }
@@ -248,6 +250,10 @@ int Run(const std::string& mode, std::size_t count, int warmup, const Request& r
     items += o.items;
     bytes += o.bytes;
     errors += o.ok ? 0 : 1;
+  }
+  if (!latencies_path.empty()) {  // in request order: shows whether slow requests come in bursts
+    std::ofstream out(latencies_path);
+    for (double v : us) out << v << "\n";
   }
   Report(mode, std::move(us), items, bytes, errors);
   return errors == 0 ? 0 : 1;
@@ -265,13 +271,14 @@ int main(int argc, char** argv) {
     }
     const std::string kind = f.positional()[0];
     const int warmup = static_cast<int>(f.Int("warmup", 1));
+    const std::string latencies = f.Str("latencies", "");
     const std::string mode = f.Str("mode", "between");
     const auto latest_n = static_cast<std::size_t>(f.Int("n", 10));
 
     if (kind == "http") {
       auto paths = Lines(f.Str("paths"));
       HttpClient client(f.Str("host", "127.0.0.1"), static_cast<int>(f.Int("port", 80)));
-      return Run("http", paths.size(), warmup, [&](std::size_t i) { return client.Get(paths[i]); });
+      return Run("http", paths.size(), warmup, latencies, [&](std::size_t i) { return client.Get(paths[i]); });
     }
 
     auto work = Workload(f.Str("workload"));
@@ -286,7 +293,7 @@ int main(int argc, char** argv) {
       PGresult* prep = PQprepare(conn, "q", sql.c_str(), mode == "latest" ? 1 : 3, nullptr);
       if (PQresultStatus(prep) != PGRES_COMMAND_OK) throw std::runtime_error(std::string("pg prepare: ") + PQerrorMessage(conn));
       PQclear(prep);
-      int rc = Run("pg-" + mode, work.size(), warmup, [&](std::size_t i) {
+      int rc = Run("pg-" + mode, work.size(), warmup, latencies, [&](std::size_t i) {
         const char* params[3] = {work[i].device.c_str(), work[i].from_iso.c_str(), work[i].to_iso.c_str()};
         PGresult* r = PQexecPrepared(conn, "q", mode == "latest" ? 1 : 3, params, nullptr, nullptr, 0);
         Outcome o;
@@ -311,7 +318,7 @@ int main(int argc, char** argv) {
     if (Status s = storage::Store::Open(options, &store); !s.ok()) throw std::runtime_error(s.ToString());
 
     if (kind == "raw") {
-      return Run("raw-" + mode, work.size(), warmup, [&](std::size_t i) {
+      return Run("raw-" + mode, work.size(), warmup, latencies, [&](std::size_t i) {
         Outcome o;
         const auto& w = work[i];
         if (mode == "latest") {
@@ -334,7 +341,7 @@ int main(int argc, char** argv) {
       });
     }
     if (kind == "engine") {
-      return Run("engine-" + mode, work.size(), warmup, [&](std::size_t i) {
+      return Run("engine-" + mode, work.size(), warmup, latencies, [&](std::size_t i) {
         Outcome o;
         const auto& w = work[i];
         query::QueryRequest req;
