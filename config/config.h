@@ -54,6 +54,7 @@ struct HttpConfig {
   std::string listen = "127.0.0.1:8080";  // host:port, [v6]:port; port 0 = any free port
   int threads = 2;
   int read_helpers = 1;
+  int busy_poll_us = 20;
   std::string table_name = "readings";  // the table the DynamoDB-compatible API serves
   std::string auth_token_file;          // "" = no authentication
   uint64_t max_body_bytes = 1048576;

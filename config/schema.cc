@@ -322,6 +322,10 @@ const std::vector<Key>& Keys() {
                     "threads that read the later part of a long page (hundreds of readings) while "
                     "the request's thread reads the first, when idle; 0 = none (best on one core)",
                     Between(0, 64)),
+      READINGSD_KEY(http, busy_poll_us,
+                    "microseconds an idle HTTP thread keeps polling before it sleeps, so a "
+                    "request right after a response needs no wake-up; 0 = sleep at once (least CPU)",
+                    Between(0, 10000)),
       READINGSD_KEY(http, table_name, "table name the DynamoDB-compatible API answers to",
                     TableName),
       READINGSD_KEY(http, auth_token_file,

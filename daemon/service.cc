@@ -88,6 +88,7 @@ query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std:
   o.port = port;
   o.threads = c.threads;
   o.read_helpers = c.read_helpers;
+  o.busy_poll = std::chrono::microseconds(c.busy_poll_us);
   o.max_body_bytes = c.max_body_bytes;
   o.max_header_bytes = c.max_header_bytes;
   o.max_limit = c.max_limit;

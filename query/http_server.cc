@@ -247,9 +247,26 @@ class Listener : public std::enable_shared_from_this<Listener> {
   std::shared_ptr<ServerState> state_;
 };
 
+// Runs `ioc` until it is stopped. Once idle, the thread keeps polling its sockets for
+// `busy_poll` before it sleeps in epoll_wait: a client's next request often comes within
+// microseconds of its response, and waking a sleeping thread costs more than that (on a VM,
+// where the idle vCPU halts, about 10 µs each way). Costs at most busy_poll of CPU per idle spell.
+void RunIoThread(net::io_context& ioc, std::chrono::microseconds busy_poll) {
+  using Clock = std::chrono::steady_clock;
+  for (auto idle_since = Clock::now(); !ioc.stopped();) {
+    if (ioc.poll_one() > 0) {
+      idle_since = Clock::now();
+    } else if (Clock::now() - idle_since >= busy_poll) {
+      ioc.run_one();
+      idle_since = Clock::now();
+    }
+  }
+}
+
 Status ValidateOptions(const HttpServerOptions& options) {
   if (options.threads < 1) return Status::InvalidArgument("threads must be at least 1");
   if (options.read_helpers < 0) return Status::InvalidArgument("read_helpers must not be negative");
+  if (options.busy_poll.count() < 0) return Status::InvalidArgument("busy_poll must not be negative");
   if (options.max_connections < 1) return Status::InvalidArgument("max_connections must be at least 1");
   if (options.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
   if (options.max_header_bytes < 1 || options.max_header_bytes > UINT32_MAX) {
@@ -313,7 +330,9 @@ Status HttpServer::Start(const HttpServerOptions& options, const storage::Store*
   std::make_shared<Listener>(impl->iocs, std::move(acceptor), impl->state)->Accept();
   for (auto& ioc : impl->iocs) {
     // Without the guard an io_context with no connection yet would return from run() at once.
-    impl->threads.emplace_back([ioc = ioc.get(), guard = net::make_work_guard(*ioc)] { ioc->run(); });
+    impl->threads.emplace_back([ioc = ioc.get(), guard = net::make_work_guard(*ioc), busy_poll = options.busy_poll] {
+      RunIoThread(*ioc, busy_poll);
+    });
   }
   server->reset(new HttpServer(std::move(impl)));
   return Status::OK();

@@ -29,6 +29,9 @@ struct HttpServerOptions {
   // Threads that read the later part of a long page while the request's thread reads the first
   // (query/read_helpers.h); 0 = every page is read by its request's thread alone.
   int read_helpers = 1;
+  // An idle I/O thread polls its sockets this long before it sleeps, so that a request arriving
+  // right after the previous response needs no wake-up; 0 = sleep at once (least CPU).
+  std::chrono::microseconds busy_poll{20};
   std::size_t max_body_bytes = 1 << 20;  // larger bodies get 413
   std::size_t max_header_bytes = 8192;   // larger request headers get 431
   std::size_t max_limit = 10000;         // largest page (native limit / n, DynamoDB Limit)

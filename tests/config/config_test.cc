@@ -159,6 +159,7 @@ Config EveryKeyChanged() {
   c.http.listen = "[::1]:0";
   c.http.threads = 16;
   c.http.read_helpers = 0;
+  c.http.busy_poll_us = 0;
   c.http.table_name = "my-table.v2";
   c.http.auth_token_file = "/etc/readingsd/token";
   c.http.max_body_bytes = 1;
@@ -212,6 +213,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "readingsd.toml:3: mqtt.port: must be 1..65535, got 70000"},
         ErrorCase{"[http]\nthreads = 0\n", "readingsd.toml:2: http.threads: must be >= 1, got 0"},
         ErrorCase{"[http]\nread_helpers = 65\n", "readingsd.toml:2: http.read_helpers: must be 0..64, got 65"},
+        ErrorCase{"[http]\nbusy_poll_us = -1\n", "readingsd.toml:2: http.busy_poll_us: must be 0..10000, got -1"},
         ErrorCase{"[http]\nthreads = 5000000000\n",
                   "readingsd.toml:2: http.threads: must be <= 2147483647, got 5000000000"},
         ErrorCase{"[mqtt]\nmax_batch = -1\n", "readingsd.toml:2: mqtt.max_batch: must be >= 1"},

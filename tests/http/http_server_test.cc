@@ -171,6 +171,28 @@ TEST_F(HttpServerTest, StopClosesOpenConnectionsAndIsIdempotent) {
   server_.reset();
 }
 
+// A thread that never sleeps (busy_poll far longer than the test) still serves every
+// connection, fires the idle timeout and stops at once; so does one that never polls.
+TEST_F(HttpServerTest, BusyPollingOrNotServesTimesOutAndStops) {
+  for (const auto busy_poll : {std::chrono::microseconds(0), std::chrono::microseconds(60s)}) {
+    SCOPED_TRACE(busy_poll.count());
+    query::HttpServerOptions options;
+    options.busy_poll = busy_poll;
+    options.request_timeout = 300ms;
+    StartServer(options);
+    HttpConnection first(port()), second(port());
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(first.Get(kReadings).status, 200);
+      EXPECT_EQ(second.Get("/healthz").status, 200);
+    }
+    EXPECT_TRUE(first.ClosedWithin(3s));
+    const auto stop = std::chrono::steady_clock::now();
+    server_->Stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - stop, 2s);
+    EXPECT_TRUE(second.ClosedWithin(2s));
+  }
+}
+
 TEST_F(HttpServerTest, StartReportsBadOptionsAndBusyPorts) {
   std::unique_ptr<query::HttpServer> server;
   query::HttpServerOptions options;
@@ -184,6 +206,9 @@ TEST_F(HttpServerTest, StartReportsBadOptionsAndBusyPorts) {
   options.bearer_tokens = {""};
   EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
   options.bearer_tokens = {};
+  options.busy_poll = std::chrono::microseconds(-1);
+  EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
+  options.busy_poll = {};
 
   StartServer();
   options.port = port();
