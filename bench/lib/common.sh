@@ -3,6 +3,8 @@
 #
 # Environment every scenario honours:
 #   READINGSD, READINGSD_PUBLISH   binaries to measure (default: built from this tree in bench/.build)
+#   READINGSD_FLAGS                extra command-line flags for each readingsd measured (not the
+#                                  callgrind ones), e.g. "--http.busy_poll_us=0"; in the header
 #   BENCH_KEEP=1                   keep the temp directory (data dirs, logs) after the run
 #   BENCH_NO_INSTALL=1             do not apt-get install missing peers (fail instead)
 
@@ -114,7 +116,7 @@ start_results() {  # start_results NAME "$0 $*"
   echo "# bench/$1 — $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "# reproduce: $2"
   echo "# machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# readingsd: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO" diff --quiet HEAD -- storage ingest query metrics daemon config tools 2>/dev/null || echo ' (+ uncommitted changes)')"
+  echo "# readingsd: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO" diff --quiet HEAD -- storage ingest query metrics daemon config tools 2>/dev/null || echo ' (+ uncommitted changes)')${READINGSD_FLAGS:+ with READINGSD_FLAGS=\"$READINGSD_FLAGS\"}"
 }
 
 # --size smoke|small|default (also BENCH_SIZE=...); sets SIZE.
@@ -160,7 +162,7 @@ start_readingsd() {  # start_readingsd NAME DATA_DIR MQTT_PORT [extra flags]; se
   shift 3
   HTTP_PORT=$(free_port)
   start_bg "$name" "$READINGSD" --storage.data_dir="$data" --http.listen="127.0.0.1:$HTTP_PORT" \
-    --mqtt.host=127.0.0.1 --mqtt.port="$mqtt_port" --mqtt.client_id="bench-$name" --log.level=warn "$@"
+    --mqtt.host=127.0.0.1 --mqtt.port="$mqtt_port" --mqtt.client_id="bench-$name" --log.level=warn "$@" ${READINGSD_FLAGS:-}
   RD_PID=$LAST_PID
   wait_port "$HTTP_PORT" 30
 }
