@@ -1,11 +1,13 @@
 // bench_query: per-request latency of one query workload against one system, over one
-// persistent connection (or in process), requests one after another.
+// persistent connection (or in process), requests one after another; or over several, each
+// with its own thread (--clients).
 //
 //   bench_query http   --host H --port P --paths FILE           GET each line of FILE (keep-alive)
 //   bench_query pg     --conninfo C --workload FILE --mode between|latest [--n 10]
 //   bench_query raw    --dir D --workload FILE --mode between|latest [--n 10]
 //   bench_query engine --dir D --workload FILE --mode between|latest [--n 10]
 //   common: [--warmup 1] (untimed passes over the whole list first)
+//           [--clients 1] (that many connections, each with its own thread, share the list)
 //           [--latencies FILE] (every timed request's latency in µs, one per line, in order)
 //
 // FILE for pg/raw/engine is bench_gen's workload ("<device> <from_iso> <to_iso> ..."). pg runs
@@ -17,7 +19,8 @@
 //
 // A latency is measured from sending the request to having read the whole response body.
 // Prints one key=value line: n, p50_us, p90_us, p99_us, mean_us, max_us, items (per request,
-// where the mode can count them), bytes (per request), errors.
+// where the mode can count them), bytes (per request), errors, clients, rps (requests per second
+// of all clients together).
 #include <arpa/inet.h>
 #include <libpq-fe.h>
 #include <netdb.h>
@@ -27,12 +30,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <barrier>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <sstream>
+#include <thread>
 
 #include "bench/drivers/common.h"
 #include "query/query.h"
@@ -223,39 +229,68 @@ class HttpClient {
 // --- one request kind per mode ---
 
 using Request = std::function<Outcome(std::size_t)>;
+// Called once per client, on the main thread: that client's connection, as a Request.
+using Connect = std::function<Request()>;
 
-void Report(const std::string& mode, std::vector<double> us, std::size_t items, std::size_t bytes, std::size_t errors) {
+void Report(const std::string& mode, int clients, double seconds, std::vector<double> us, std::size_t items,
+            std::size_t bytes, std::size_t errors) {
   std::sort(us.begin(), us.end());
   auto pct = [&](double q) { return us[static_cast<std::size_t>(std::ceil(q * us.size())) - 1]; };
   double sum = 0;
   for (double v : us) sum += v;
   const double n = static_cast<double>(us.size());
-  std::printf("mode=%s n=%zu p50_us=%.0f p90_us=%.0f p99_us=%.0f mean_us=%.0f max_us=%.0f items=%.1f bytes=%.0f errors=%zu\n",
+  std::printf("mode=%s n=%zu p50_us=%.0f p90_us=%.0f p99_us=%.0f mean_us=%.0f max_us=%.0f items=%.1f bytes=%.0f errors=%zu "
+              "clients=%d rps=%.0f\n",
               mode.c_str(), us.size(), pct(0.50), pct(0.90), pct(0.99), sum / n, us.back(),
-              static_cast<double>(items) / n, static_cast<double>(bytes) / n, errors);
+              static_cast<double>(items) / n, static_cast<double>(bytes) / n, errors, clients, n / seconds);
 }
 
-int Run(const std::string& mode, std::size_t count, int warmup, const std::string& latencies_path,
-        const Request& request) {
-  for (int w = 0; w < warmup; ++w) {
-    for (std::size_t i = 0; i < count; ++i) request(i);
+// Client c sends requests c, c + clients, ... one after another on its own connection; all
+// clients start timing together, after each has sent its share of warm-up passes.
+int Run(const std::string& mode, std::size_t count, int warmup, int clients, const std::string& latencies_path,
+        const Connect& connect) {
+  struct Client {
+    Request request;
+    std::vector<double> us;
+    std::size_t items = 0, bytes = 0, errors = 0;
+  };
+  std::vector<Client> all(static_cast<std::size_t>(clients));
+  for (Client& c : all) c.request = connect();
+  Clock::time_point start;
+  std::barrier ready(clients, [&]() noexcept { start = Clock::now(); });
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      Client& me = all[static_cast<std::size_t>(c)];
+      for (int w = 0; w < warmup; ++w) {
+        for (std::size_t i = c; i < count; i += clients) me.request(i);
+      }
+      ready.arrive_and_wait();
+      for (std::size_t i = c; i < count; i += clients) {
+        const auto t0 = Clock::now();
+        Outcome o = me.request(i);
+        me.us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        me.items += o.items;
+        me.bytes += o.bytes;
+        me.errors += o.ok ? 0 : 1;
+      }
+    });
   }
+  for (std::thread& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::vector<double> us;
-  us.reserve(count);
   std::size_t items = 0, bytes = 0, errors = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto t0 = Clock::now();
-    Outcome o = request(i);
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-    items += o.items;
-    bytes += o.bytes;
-    errors += o.ok ? 0 : 1;
+  for (const Client& c : all) {
+    us.insert(us.end(), c.us.begin(), c.us.end());
+    items += c.items;
+    bytes += c.bytes;
+    errors += c.errors;
   }
-  if (!latencies_path.empty()) {  // in request order: shows whether slow requests come in bursts
+  if (!latencies_path.empty()) {  // client by client, each in request order: shows bursts
     std::ofstream out(latencies_path);
     for (double v : us) out << v << "\n";
   }
-  Report(mode, std::move(us), items, bytes, errors);
+  Report(mode, clients, seconds, std::move(us), items, bytes, errors);
   return errors == 0 ? 0 : 1;
 }
 
@@ -272,43 +307,52 @@ int main(int argc, char** argv) {
     const std::string kind = f.positional()[0];
     const int warmup = static_cast<int>(f.Int("warmup", 1));
     const std::string latencies = f.Str("latencies", "");
+    const int clients = static_cast<int>(f.Int("clients", 1));
+    if (clients < 1) throw std::runtime_error("--clients must be at least 1");
     const std::string mode = f.Str("mode", "between");
     const auto latest_n = static_cast<std::size_t>(f.Int("n", 10));
 
     if (kind == "http") {
       auto paths = Lines(f.Str("paths"));
-      HttpClient client(f.Str("host", "127.0.0.1"), static_cast<int>(f.Int("port", 80)));
-      return Run("http", paths.size(), warmup, latencies, [&](std::size_t i) { return client.Get(paths[i]); });
+      const std::string host = f.Str("host", "127.0.0.1");
+      const int port = static_cast<int>(f.Int("port", 80));
+      return Run("http", paths.size(), warmup, clients, latencies, [&]() -> Request {
+        auto client = std::make_shared<HttpClient>(host, port);
+        return [client, &paths](std::size_t i) { return client->Get(paths[i]); };
+      });
     }
 
     auto work = Workload(f.Str("workload"));
     if (kind == "pg") {
-      PGconn* conn = PQconnectdb(f.Str("conninfo").c_str());
-      if (PQstatus(conn) != CONNECTION_OK) throw std::runtime_error(std::string("pg: ") + PQerrorMessage(conn));
       const std::string sql =
           mode == "latest"
               ? "SELECT device_id, ts, temperature, humidity, pad FROM readings WHERE device_id = $1 ORDER BY ts DESC LIMIT " +
                     std::to_string(latest_n)
               : "SELECT device_id, ts, temperature, humidity, pad FROM readings WHERE device_id = $1 AND ts BETWEEN $2 AND $3 ORDER BY ts";
-      PGresult* prep = PQprepare(conn, "q", sql.c_str(), mode == "latest" ? 1 : 3, nullptr);
-      if (PQresultStatus(prep) != PGRES_COMMAND_OK) throw std::runtime_error(std::string("pg prepare: ") + PQerrorMessage(conn));
-      PQclear(prep);
-      int rc = Run("pg-" + mode, work.size(), warmup, latencies, [&](std::size_t i) {
-        const char* params[3] = {work[i].device.c_str(), work[i].from_iso.c_str(), work[i].to_iso.c_str()};
-        PGresult* r = PQexecPrepared(conn, "q", mode == "latest" ? 1 : 3, params, nullptr, nullptr, 0);
-        Outcome o;
-        o.ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-        if (o.ok) {
-          o.items = static_cast<std::size_t>(PQntuples(r));
-          for (int row = 0; row < PQntuples(r); ++row) {
-            for (int col = 0; col < PQnfields(r); ++col) o.bytes += static_cast<std::size_t>(PQgetlength(r, row, col));
-          }
+      const int params = mode == "latest" ? 1 : 3;
+      return Run("pg-" + mode, work.size(), warmup, clients, latencies, [&]() -> Request {
+        std::shared_ptr<PGconn> conn(PQconnectdb(f.Str("conninfo").c_str()), PQfinish);
+        if (PQstatus(conn.get()) != CONNECTION_OK) throw std::runtime_error(std::string("pg: ") + PQerrorMessage(conn.get()));
+        PGresult* prep = PQprepare(conn.get(), "q", sql.c_str(), params, nullptr);
+        if (PQresultStatus(prep) != PGRES_COMMAND_OK) {
+          throw std::runtime_error(std::string("pg prepare: ") + PQerrorMessage(conn.get()));
         }
-        PQclear(r);
-        return o;
+        PQclear(prep);
+        return [conn, params, &work](std::size_t i) {
+          const char* values[3] = {work[i].device.c_str(), work[i].from_iso.c_str(), work[i].to_iso.c_str()};
+          PGresult* r = PQexecPrepared(conn.get(), "q", params, values, nullptr, nullptr, 0);
+          Outcome o;
+          o.ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+          if (o.ok) {
+            o.items = static_cast<std::size_t>(PQntuples(r));
+            for (int row = 0; row < PQntuples(r); ++row) {
+              for (int col = 0; col < PQnfields(r); ++col) o.bytes += static_cast<std::size_t>(PQgetlength(r, row, col));
+            }
+          }
+          PQclear(r);
+          return o;
+        };
       });
-      PQfinish(conn);
-      return rc;
     }
 
     storage::StoreOptions options;
@@ -318,7 +362,7 @@ int main(int argc, char** argv) {
     if (Status s = storage::Store::Open(options, &store); !s.ok()) throw std::runtime_error(s.ToString());
 
     if (kind == "raw") {
-      return Run("raw-" + mode, work.size(), warmup, latencies, [&](std::size_t i) {
+      return Run("raw-" + mode, work.size(), warmup, clients, latencies, [&]() -> Request { return [&](std::size_t i) {
         Outcome o;
         const auto& w = work[i];
         if (mode == "latest") {
@@ -338,10 +382,10 @@ int main(int argc, char** argv) {
           o.ok = it->status().ok();
         }
         return o;
-      });
+      }; });
     }
     if (kind == "engine") {
-      return Run("engine-" + mode, work.size(), warmup, latencies, [&](std::size_t i) {
+      return Run("engine-" + mode, work.size(), warmup, clients, latencies, [&]() -> Request { return [&](std::size_t i) {
         Outcome o;
         const auto& w = work[i];
         query::QueryRequest req;
@@ -355,7 +399,7 @@ int main(int argc, char** argv) {
         o.ok = s.ok();
         o.items = result.items.size();
         return o;
-      });
+      }; });
     }
     std::cerr << "bench_query: unknown kind " << kind << "\n";
     return 2;
