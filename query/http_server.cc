@@ -161,6 +161,7 @@ class Session : public std::enable_shared_from_this<Session> {
       const HttpRequest& request = parser_->get();
       keep_alive = request.keep_alive();
       try {
+        ReadHelpers::ScopedRequest answering(*state_->read_helpers);
         response = Dispatch(*state_, request, &endpoint);
       } catch (const std::exception&) {
         // The APIs return errors as values; this is only for allocation failure and the like.

@@ -1,10 +1,20 @@
 #include "query/read_helpers.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
 #include <utility>
 
 namespace readingsd::query {
 
-ReadHelpers::ReadHelpers(int threads) : idle_(threads) {
+int ReadHelpers::AvailableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+ReadHelpers::ReadHelpers(int threads, int cores) : cores_(cores), idle_(threads) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
 }
 
@@ -22,6 +32,8 @@ bool ReadHelpers::TryRun(std::function<void()> task) {
     std::lock_guard lock(mu_);
     // A task queued behind another would wait for it: only as many as there are idle helpers.
     if (stopping_ || static_cast<std::size_t>(idle_) <= tasks_.size()) return false;
+    const int helpers_at_work = static_cast<int>(threads_.size()) - idle_ + static_cast<int>(tasks_.size());
+    if (requests_.load() + helpers_at_work >= cores_) return false;
     tasks_.push_back(std::move(task));
     ++tasks_run_;
   }

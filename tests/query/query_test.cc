@@ -663,6 +663,31 @@ class LongPartitionTest : public QueryTest {
   std::vector<std::string> keys_;
 };
 
+// A part goes to a helper only while a core is left for it: on two cores one request being
+// answered leaves one; two requests leave none, nor does one beside a helper already at work.
+TEST(ReadHelpersTest, APartIsHandedOverOnlyWhileACoreIsLeft) {
+  ReadHelpers helpers(2, /*cores=*/2);
+  {
+    ReadHelpers::ScopedRequest first(helpers), second(helpers);
+    EXPECT_FALSE(helpers.TryRun([] {}));
+  }
+  ReadHelpers::ScopedRequest answering(helpers);
+  std::atomic<bool> release{false};
+  EXPECT_TRUE(helpers.TryRun([&] {
+    while (!release) std::this_thread::yield();
+  }));
+  EXPECT_FALSE(helpers.TryRun([] {}));
+  release = true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  bool taken = false;
+  while (!taken && std::chrono::steady_clock::now() < deadline) {
+    taken = helpers.TryRun([] {});
+    if (!taken) std::this_thread::yield();
+  }
+  EXPECT_TRUE(taken);
+  EXPECT_EQ(helpers.tasks_run(), 2u);
+}
+
 // A helper reading the later part of a page changes nothing a client sees: pages through every
 // kind of condition, limit, byte cap, filter and direction are the same item for item, count
 // for count and key for key as when one thread reads them.
