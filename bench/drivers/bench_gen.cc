@@ -132,24 +132,9 @@ struct WorkloadLine {
 // The values the generator gave each reading of the devices `lines` ask for, written as
 // described in the header.
 void WriteExpected(const GeneratorOptions& g, const std::vector<WorkloadLine>& lines, const std::string& path) {
-  std::vector<std::vector<std::pair<double, double>>> values(static_cast<std::size_t>(g.devices));
   std::vector<bool> wanted(static_cast<std::size_t>(g.devices));
   for (const auto& l : lines) wanted[static_cast<std::size_t>(l.device)] = true;
-  ReadingGenerator gen(g);
-  GeneratedMessage m;
-  while (gen.Next(&m)) {
-    for (const auto& r : m.readings) {
-      // Which reading this is, read back from what the generator produced (not from its formula).
-      int device = 0;
-      std::from_chars(r.device_id.data() + 3, r.device_id.data() + r.device_id.size(), device);
-      const auto at = static_cast<std::size_t>(device - 1);
-      if (!wanted.at(at)) continue;
-      auto& v = values[at];
-      const std::int64_t k = (Ms(r.reading_ts) - g.start_ms) / g.step_ms;
-      if (k != static_cast<std::int64_t>(v.size())) throw std::runtime_error("generator readings out of order");
-      v.emplace_back(r.temperature, r.humidity);
-    }
-  }
+  const auto values = bench::ValuesByDevice(g, wanted);
   std::ofstream out(path);
   char num[32];
   auto put = [&](double x) {
