@@ -382,6 +382,20 @@ std::string SortKeyOfIso(const std::string& iso) {
   return key;
 }
 
+// Sets `item`'s attribute `name` from an answer's JSON value; false for a name readings do not have.
+bool SetAttribute(const std::string& name, const nlohmann::json& v, Item* item) {
+  if (name == "temperature") {
+    item->temperature = Number(v);
+  } else if (name == "humidity") {
+    item->humidity = Number(v);
+  } else if (name == "pad") {
+    if (!v.is_null()) item->pad = v.get<std::string>();
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // readingsd's native page {"items":[{"deviceId":…,"readingTs":…,…}],"count":N,…}.
 void ParseReadingsd(const std::string& body, Answer* a) {
   const auto page = nlohmann::json::parse(body);
@@ -398,13 +412,7 @@ void ParseReadingsd(const std::string& body, Answer* a) {
         item.device = v.get<std::string>();
       } else if (name == "readingTs") {
         item.sort_key = v.get<std::string>();
-      } else if (name == "temperature") {
-        item.temperature = Number(v);
-      } else if (name == "humidity") {
-        item.humidity = Number(v);
-      } else if (name == "pad") {
-        item.pad = v.get<std::string>();
-      } else {
+      } else if (!SetAttribute(name, v, &item)) {
         a->error = "item " + std::to_string(p) + " has an unexpected attribute " + name;
         return;
       }
@@ -473,13 +481,7 @@ void ParseInflux(const std::string& body, Answer* a) {
           item.sort_key = SortKeyOfMs(v.get<std::int64_t>());
         } else if (name == "device") {
           item.device = v.get<std::string>();
-        } else if (name == "temperature") {
-          item.temperature = Number(v);
-        } else if (name == "humidity") {
-          item.humidity = Number(v);
-        } else if (name == "pad") {
-          if (!v.is_null()) item.pad = v.get<std::string>();
-        } else {
+        } else if (!SetAttribute(name, v, &item)) {
           a->error = "unexpected column " + name;
           return;
         }
