@@ -4,8 +4,8 @@
 //   bench_gen vm      --count N --devices D [--pad P] [--chunk C]   VictoriaMetrics /api/v1/import JSON lines
 //   bench_gen influx  ...                                           InfluxDB 1.x line protocol (precision=ms)
 //   bench_gen pg      ...                                           CSV for COPY (device_id, ts, temperature, humidity, pad)
-//   bench_gen between --count N --devices D --windows K --window-seconds S [--seed X]
-//   bench_gen latest  --count N --devices D --windows K [--latest 10] [--seed X]
+//   bench_gen between --count N --devices D --windows K --window-seconds S [--seed X] [--expect FILE]
+//   bench_gen latest  --count N --devices D --windows K [--latest 10] [--seed X] [--expect FILE]
 //
 // Bulk formats come in chunks of --chunk readings (in generator order), separated by one empty
 // line: the loaders send one chunk per request / COPY. VictoriaMetrics' native JSON-lines format
@@ -15,7 +15,14 @@
 // Query workloads are lines "<device> <from_iso> <to_iso> <from_ms> <to_ms>", both bounds
 // inclusive and on reading timestamps: a between window holds exactly window-seconds / step
 // readings, a latest line spans the device's last --latest readings.
+//
+// --expect FILE writes what each workload line must be answered with, one line per workload
+// line, taken from the generator's own readings (bench_query checks every answer against it):
+//   "<device> <from_ms> <step_ms> <count> <pad bytes> <temperature> <humidity> ..." with the
+// count readings' values in time order (reading j is at from_ms + j * step_ms).
+#include <charconv>
 #include <cinttypes>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -117,6 +124,35 @@ int Bulk(const std::string& format, const bench::Flags& f) {
   return 0;
 }
 
+struct WorkloadLine {
+  int device;
+  std::int64_t first, count;  // the device's readings first .. first + count - 1
+};
+
+// The values the generator gave each reading of the devices `lines` ask for, written as
+// described in the header.
+void WriteExpected(const GeneratorOptions& g, const std::vector<WorkloadLine>& lines, const std::string& path) {
+  std::vector<bool> wanted(static_cast<std::size_t>(g.devices));
+  for (const auto& l : lines) wanted[static_cast<std::size_t>(l.device)] = true;
+  const auto values = bench::ValuesByDevice(g, wanted);
+  std::ofstream out(path);
+  char num[32];
+  auto put = [&](double x) {
+    out << ' ' << std::string_view(num, static_cast<std::size_t>(std::to_chars(num, num + sizeof(num), x).ptr - num));
+  };
+  for (const auto& l : lines) {
+    const auto& v = values[static_cast<std::size_t>(l.device)];
+    out << DeviceId(l.device) << ' ' << g.start_ms + l.first * g.step_ms << ' ' << g.step_ms << ' ' << l.count << ' '
+        << g.payload_pad;
+    for (std::int64_t k = l.first; k < l.first + l.count; ++k) {
+      put(v.at(static_cast<std::size_t>(k)).first);
+      put(v.at(static_cast<std::size_t>(k)).second);
+    }
+    out << '\n';
+  }
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
 int Workload(const std::string& kind, const bench::Flags& f) {
   GeneratorOptions g = bench::GeneratorFrom(f);
   const auto windows = f.Int("windows", 1000);
@@ -124,6 +160,7 @@ int Workload(const std::string& kind, const bench::Flags& f) {
       kind == "latest" ? f.Int("latest", 10) : f.Int("window-seconds", 600) * 1000 / g.step_ms;
   std::uint64_t rng = static_cast<std::uint64_t>(f.Int("seed", 7));
   const auto devices = static_cast<std::uint64_t>(g.devices);
+  std::vector<WorkloadLine> lines;
   for (std::int64_t w = 0; w < windows; ++w) {
     const std::uint64_t d = SplitMix(&rng) % devices;
     // Device d holds readings k = 0 .. n-1 at start + k * step.
@@ -135,7 +172,9 @@ int Workload(const std::string& kind, const bench::Flags& f) {
     const std::int64_t from = g.start_ms + k0 * g.step_ms, to = g.start_ms + (k0 + len - 1) * g.step_ms;
     std::printf("%s %s %s %" PRId64 " %" PRId64 "\n", DeviceId(static_cast<int>(d)).c_str(),
                 FormatTimestamp(from).c_str(), FormatTimestamp(to).c_str(), from, to);
+    lines.push_back({static_cast<int>(d), k0, len});
   }
+  if (f.Has("expect")) WriteExpected(g, lines, f.Str("expect"));
   return 0;
 }
 

@@ -1,12 +1,13 @@
 // bench_query: per-request latency of one query workload against one system, over one
 // persistent connection (or in process), requests one after another; or over several, each
-// with its own thread (--clients).
+// with its own thread (--clients). Every answer is checked against the generator's readings.
 //
-//   bench_query http   --host H --port P --paths FILE           GET each line of FILE (keep-alive)
-//   bench_query pg     --conninfo C --workload FILE --mode between|latest [--n 10]
-//   bench_query raw    --dir D --workload FILE --mode between|latest [--n 10]
-//   bench_query engine --dir D --workload FILE --mode between|latest [--n 10]
-//   common: [--warmup 1] (untimed passes over the whole list first)
+//   bench_query http   --host H --port P --paths FILE --format F    GET each line of FILE (keep-alive)
+//   bench_query pg     --conninfo C --workload FILE
+//   bench_query raw    --dir D --workload FILE
+//   bench_query engine --dir D --workload FILE
+//   common: --expect FILE (bench_gen --expect of the same workload: what each answer must hold)
+//           [--mode between|latest] [--n 10] [--warmup 1] (untimed passes over the whole list first)
 //           [--clients 1] (that many connections, each with its own thread, share the list)
 //           [--latencies FILE] (every timed request's latency in µs, one per line, in order)
 //
@@ -15,12 +16,23 @@
 // ts DESC LIMIT n) with text results, as psql would. raw is the ceiling: readingsd's own RocksDB
 // iterator (Store::NewIterator: bounds + prefix bloom) walking the window and touching each
 // key and value, no decoding. engine adds readingsd's query layer (query::Query: key condition,
-// decoding into Readings), i.e. everything the HTTP API does except HTTP and JSON.
+// reading each value), i.e. everything the HTTP API does except HTTP and JSON.
+// F (the HTTP answer's format): readingsd | readingsd-fields (attributes=temperature,humidity) |
+// victoriametrics (/api/v1/export JSON lines) | influxdb (/query JSON).
 //
-// A latency is measured from sending the request to having read the whole response body.
-// Prints one key=value line: n, p50_us, p90_us, p99_us, mean_us, max_us, items (per request,
-// where the mode can count them), bytes (per request), errors, clients, rps (requests per second
-// of all clients together).
+// A latency is measured from sending the request to having read the whole response body; nothing
+// else is inside the clock. The check: every answer must hold exactly the expected number of
+// readings, of the right device and timestamps in the right order (latest: newest first, except
+// VictoriaMetrics' export of the range), with the generator's values. HTTP answers are kept
+// as received (each in its own buffer, written first in the warm-up pass) and parsed whole after
+// the run, so every item of every answer is compared. pg, raw and engine answers are sampled
+// right after their request, outside the clock: their count, and their first, middle and last
+// items (raw: the first, which it copies while it walks). Any mismatch is printed and exits 1.
+//
+// Prints one key=value line: n, p50_us, p90_us, p99_us, mean_us, max_us, items (per request),
+// bytes (per request: HTTP body bytes; pg: text bytes of the cells; raw: key + value bytes read;
+// engine: 0), errors (failed requests), wrong (answers that failed the check), clients, rps
+// (requests per second of all clients together).
 #include <arpa/inet.h>
 #include <libpq-fe.h>
 #include <netdb.h>
@@ -31,29 +43,30 @@
 
 #include <algorithm>
 #include <barrier>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "bench/drivers/common.h"
 #include "query/query.h"
 #include "storage/key.h"
+#include "storage/reading.h"
 #include "storage/store.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Outcome {
-  std::size_t items = 0;
-  std::size_t bytes = 0;
-  bool ok = true;
-};
+using readingsd::Status;
 
 struct WorkItem {
   std::string device, from_iso, to_iso, from_key, to_key;
@@ -84,37 +97,230 @@ std::vector<WorkItem> Workload(const std::string& path) {
   return items;
 }
 
+// --- what an answer must hold, and what it held ---
+
+// One line of bench_gen --expect: the readings a request must be answered with, in time order.
+struct Expected {
+  std::string device;
+  std::int64_t from_ms = 0, step_ms = 0;
+  std::size_t count = 0;
+  std::string pad;
+  std::vector<double> temperature, humidity;
+};
+
+std::vector<Expected> ReadExpected(const std::string& path) {
+  std::vector<Expected> all;
+  for (const auto& line : Lines(path)) {
+    std::istringstream in(line);
+    Expected e;
+    std::size_t pad = 0;
+    in >> e.device >> e.from_ms >> e.step_ms >> e.count >> pad;
+    e.pad.assign(pad, 'x');
+    e.temperature.resize(e.count);
+    e.humidity.resize(e.count);
+    for (std::size_t j = 0; j < e.count; ++j) in >> e.temperature[j] >> e.humidity[j];
+    if (!in) throw std::runtime_error("bad --expect line: " + line.substr(0, 80));
+    all.push_back(std::move(e));
+  }
+  return all;
+}
+
+// An item of an answer as the check sees it.
+struct Item {
+  std::string device;
+  std::string sort_key;  // readingTs, normalised as storage/key.h stores it
+  std::optional<double> temperature, humidity;
+  std::optional<std::string> pad;
+};
+
+struct Answer {
+  std::size_t count = 0;  // items in the answer
+  std::size_t bytes = 0;
+  std::vector<std::pair<std::size_t, Item>> items;  // (position in the answer, item): all, or a sample
+  std::string error;                                // what was wrong with its form
+};
+
+// How a system's answers are laid out.
+struct Shape {
+  bool newest_first = false;
+  bool pad = true;  // items carry the "pad" string
+};
+
+std::string SortKeyOfMs(std::int64_t ms) {
+  std::string key;
+  if (!readingsd::storage::NormalizeTimestamp(readingsd::tools::FormatTimestamp(ms), &key).ok()) {
+    throw std::runtime_error("cannot normalise " + std::to_string(ms));
+  }
+  return key;
+}
+
+std::string Num(std::optional<double> v) {
+  if (!v) return "(none)";
+  char b[32];
+  return std::string(b, std::to_chars(b, b + sizeof(b), *v).ptr);
+}
+
+// "" when `a` is what `e` says it must be; otherwise what differs first.
+std::string Check(const Expected& e, const Answer& a, const Shape& shape) {
+  if (!a.error.empty()) return a.error;
+  if (a.count != e.count) return std::to_string(a.count) + " items, expected " + std::to_string(e.count);
+  for (const auto& [pos, item] : a.items) {
+    if (pos >= e.count) return "item " + std::to_string(pos) + " beyond the count";
+    const std::size_t j = shape.newest_first ? e.count - 1 - pos : pos;
+    const std::string at = "item " + std::to_string(pos) + ": ";
+    if (item.device != e.device) return at + "device " + item.device + ", expected " + e.device;
+    const std::string key = SortKeyOfMs(e.from_ms + static_cast<std::int64_t>(j) * e.step_ms);
+    if (item.sort_key != key) return at + "readingTs " + item.sort_key + ", expected " + key;
+    if (item.temperature != e.temperature[j]) {
+      return at + "temperature " + Num(item.temperature) + ", expected " + Num(e.temperature[j]);
+    }
+    if (item.humidity != e.humidity[j]) return at + "humidity " + Num(item.humidity) + ", expected " + Num(e.humidity[j]);
+    const bool want_pad = shape.pad && !e.pad.empty();
+    if (want_pad && item.pad != e.pad) return at + "pad \"" + item.pad.value_or("(none)") + "\", expected \"" + e.pad + "\"";
+    if (!want_pad && item.pad) return at + "a pad attribute it should not have";
+  }
+  return "";
+}
+
+// An item read from the store (raw, engine): `sort_key` and the encoded value.
+Item StoredItem(std::string_view device, std::string_view sort_key, std::string_view encoded, std::string* error) {
+  Item item{std::string(device), std::string(sort_key), {}, {}, {}};
+  std::vector<readingsd::storage::Attribute> attributes;
+  if (Status s = readingsd::storage::DecodeAttributes(encoded, &attributes); !s.ok()) {
+    *error = "undecodable value: " + s.ToString();
+    return item;
+  }
+  for (const auto& a : attributes) {
+    const double* d = std::get_if<double>(&a.value);
+    const std::string* str = std::get_if<std::string>(&a.value);
+    if (a.name == "temperature" && d) {
+      item.temperature = *d;
+    } else if (a.name == "humidity" && d) {
+      item.humidity = *d;
+    } else if (a.name == "pad" && str) {
+      item.pad = *str;
+    } else {
+      *error = "unexpected attribute " + a.name;
+    }
+  }
+  return item;
+}
+
+// The positions a sampled answer is checked at: first, middle, last.
+std::vector<std::size_t> SamplePositions(std::size_t count) {
+  std::vector<std::size_t> at;
+  for (std::size_t p : {std::size_t{0}, count / 2, count - 1}) {
+    if (count > 0 && (at.empty() || at.back() != p)) at.push_back(p);
+  }
+  return at;
+}
+
 // --- a minimal HTTP/1.1 keep-alive client (Content-Length and chunked bodies) ---
+
+struct Framing {
+  int status = 0;
+  bool close_after = false;
+  std::size_t body_bytes = 0;
+  std::size_t end = 0;  // where the response ends in its buffer
+};
+
+// Reads one HTTP/1.1 response from the front of `buf`; `fill(buf)` appends more bytes (false at
+// the end of the stream). `body`, when given, receives the body without its chunk framing. The
+// client reads with a socket as `fill`, and parses the kept bytes again after the run with none.
+template <typename Fill>
+bool ParseResponse(std::string& buf, Fill&& fill, Framing* f, std::string* body) {
+  std::size_t pos = 0;
+  std::string line;
+  auto next_line = [&] {  // up to "\r\n", which is skipped
+    for (;;) {
+      const auto at = buf.find("\r\n", pos);
+      if (at != std::string::npos) {
+        line.assign(buf, pos, at - pos);
+        pos = at + 2;
+        return true;
+      }
+      if (!fill(buf)) return false;
+    }
+  };
+  auto take = [&](std::size_t n, bool is_body) {
+    while (buf.size() - pos < n) {
+      if (!fill(buf)) return false;
+    }
+    if (is_body && body != nullptr) body->append(buf, pos, n);
+    pos += n;
+    return true;
+  };
+  if (!next_line() || line.size() < 12) return false;
+  f->status = std::atoi(line.c_str() + 9);
+  std::optional<std::size_t> length;
+  bool chunked = false;
+  for (;;) {
+    if (!next_line()) return false;
+    if (line.empty()) break;
+    std::transform(line.begin(), line.end(), line.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (line.starts_with("content-length:")) length = std::stoull(line.substr(15));
+    if (line.starts_with("transfer-encoding:") && line.find("chunked") != std::string::npos) chunked = true;
+    if (line.starts_with("connection:") && line.find("close") != std::string::npos) f->close_after = true;
+  }
+  if (chunked) {
+    for (;;) {
+      if (!next_line()) return false;
+      const std::size_t n = std::stoull(line, nullptr, 16);
+      if (n == 0) {
+        do {  // trailers, then the empty line
+          if (!next_line()) return false;
+        } while (!line.empty());
+        break;
+      }
+      if (!take(n, true) || !take(2, false)) return false;
+      f->body_bytes += n;
+    }
+  } else if (length) {
+    if (!take(*length, true)) return false;
+    f->body_bytes += *length;
+  } else {
+    f->close_after = true;  // body until close
+    while (fill(buf)) {
+    }
+    const std::size_t n = buf.size() - pos;
+    take(n, true);
+    f->body_bytes += n;
+  }
+  f->end = pos;
+  return true;
+}
 
 class HttpClient {
  public:
   HttpClient(std::string host, int port) : host_(std::move(host)), port_(port) {}
   ~HttpClient() { Close(); }
 
-  Outcome Get(const std::string& path) {
-    Outcome out;
+  // GET `path`; the whole response, as received, is left in *raw. False when the connection
+  // failed twice.
+  bool Get(const std::string& path, std::string* raw, Framing* f) {
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (fd_ < 0) Connect();
+      raw->assign(carry_);
+      carry_.clear();
+      *f = Framing{};
       std::string req = "GET " + path + " HTTP/1.1\r\nHost: " + host_ + "\r\nConnection: keep-alive\r\n\r\n";
       if (!SendAll(req)) {
         Close();
         continue;  // the server closed an idle connection: reconnect once
       }
-      int status = 0;
-      bool close_after = false;
-      if (!ReadResponse(&status, &out.bytes, &close_after)) {
+      if (!ParseResponse(*raw, [this](std::string& b) { return Fill(b); }, f, nullptr)) {
         Close();
-        if (attempt == 0 && out.bytes == 0) continue;
-        out.ok = false;
-        return out;
+        if (attempt == 0 && raw->empty()) continue;
+        return false;
       }
-      if (close_after) Close();
-      out.ok = status == 200;
-      if (!out.ok && errors_shown_++ < 3) std::cerr << "bench_query: HTTP " << status << " for " << path << "\n";
-      return out;
+      if (f->end < raw->size()) {  // bytes of a response that was not asked for yet
+        carry_.assign(*raw, f->end);
+        raw->resize(f->end);
+      }
+      if (f->close_after) Close();
+      return true;
     }
-    out.ok = false;
-    return out;
+    return false;
   }
 
  private:
@@ -132,12 +338,11 @@ class HttpClient {
     freeaddrinfo(res);
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    buf_.clear();
   }
   void Close() {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
-    buf_.clear();
+    carry_.clear();
   }
   bool SendAll(const std::string& s) {
     std::size_t off = 0;
@@ -148,114 +353,384 @@ class HttpClient {
     }
     return true;
   }
-  bool Fill() {
+  bool Fill(std::string& buf) {
     char tmp[65536];
     ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
     if (n <= 0) return false;
-    buf_.append(tmp, static_cast<std::size_t>(n));
-    return true;
-  }
-  // Reads up to and including "\r\n"; returns the line without it.
-  bool Line(std::string* line) {
-    for (;;) {
-      auto at = buf_.find("\r\n", pos_);
-      if (at != std::string::npos) {
-        *line = buf_.substr(pos_, at - pos_);
-        pos_ = at + 2;
-        return true;
-      }
-      if (!Fill()) return false;
-    }
-  }
-  bool Take(std::size_t n) {
-    while (buf_.size() - pos_ < n) {
-      if (!Fill()) return false;
-    }
-    pos_ += n;
-    return true;
-  }
-  bool ReadResponse(int* status, std::size_t* body_bytes, bool* close_after) {
-    pos_ = 0;
-    std::string line;
-    if (!Line(&line) || line.size() < 12) return false;
-    *status = std::atoi(line.c_str() + 9);
-    std::optional<std::size_t> length;
-    bool chunked = false;
-    for (;;) {
-      if (!Line(&line)) return false;
-      if (line.empty()) break;
-      std::string lower = line;
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (lower.starts_with("content-length:")) length = std::stoull(lower.substr(15));
-      if (lower.starts_with("transfer-encoding:") && lower.find("chunked") != std::string::npos) chunked = true;
-      if (lower.starts_with("connection:") && lower.find("close") != std::string::npos) *close_after = true;
-    }
-    if (chunked) {
-      for (;;) {
-        if (!Line(&line)) return false;
-        const std::size_t n = std::stoull(line, nullptr, 16);
-        if (n == 0) {
-          do {  // trailers, then the empty line
-            if (!Line(&line)) return false;
-          } while (!line.empty());
-          break;
-        }
-        if (!Take(n + 2)) return false;
-        *body_bytes += n;
-      }
-    } else if (length) {
-      if (!Take(*length)) return false;
-      *body_bytes += *length;
-    } else {
-      *close_after = true;  // body until close
-      while (Fill()) {
-      }
-      *body_bytes += buf_.size() - pos_;
-      pos_ = buf_.size();
-    }
-    buf_.erase(0, pos_);
-    pos_ = 0;
+    buf.append(tmp, static_cast<std::size_t>(n));
     return true;
   }
 
   std::string host_;
   int port_;
   int fd_ = -1;
-  std::string buf_;
-  std::size_t pos_ = 0;
-  int errors_shown_ = 0;
+  std::string carry_;
 };
 
-// --- one request kind per mode ---
+// --- the answers of each system, parsed after the run ---
 
-using Request = std::function<Outcome(std::size_t)>;
-// Called once per client, on the main thread: that client's connection, as a Request.
-using Connect = std::function<Request()>;
+double Number(const nlohmann::json& v) {
+  if (!v.is_number()) throw std::runtime_error("not a number: " + v.dump());
+  return v.get<double>();
+}
+
+std::string SortKeyOfIso(const std::string& iso) {
+  std::string key;
+  if (Status s = readingsd::storage::NormalizeTimestamp(iso, &key); !s.ok()) {
+    throw std::runtime_error("bad timestamp " + iso + ": " + s.ToString());
+  }
+  return key;
+}
+
+// Sets `item`'s attribute `name` from an answer's JSON value; false for a name readings do not have.
+bool SetAttribute(const std::string& name, const nlohmann::json& v, Item* item) {
+  if (name == "temperature") {
+    item->temperature = Number(v);
+  } else if (name == "humidity") {
+    item->humidity = Number(v);
+  } else if (name == "pad") {
+    if (!v.is_null()) item->pad = v.get<std::string>();
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// readingsd's native page {"items":[{"deviceId":…,"readingTs":…,…}],"count":N,…}.
+void ParseReadingsd(const std::string& body, Answer* a) {
+  const auto page = nlohmann::json::parse(body);
+  const auto& items = page.at("items");
+  a->count = items.size();
+  if (page.at("count").get<std::size_t>() != items.size()) {
+    a->error = "\"count\" " + page.at("count").dump() + " but " + std::to_string(items.size()) + " items";
+    return;
+  }
+  for (std::size_t p = 0; p < items.size(); ++p) {
+    Item item;
+    for (const auto& [name, v] : items[p].items()) {
+      if (name == "deviceId") {
+        item.device = v.get<std::string>();
+      } else if (name == "readingTs") {
+        item.sort_key = v.get<std::string>();
+      } else if (!SetAttribute(name, v, &item)) {
+        a->error = "item " + std::to_string(p) + " has an unexpected attribute " + name;
+        return;
+      }
+    }
+    a->items.emplace_back(p, std::move(item));
+  }
+}
+
+// VictoriaMetrics' /api/v1/export: one JSON line per series, here temperature and humidity.
+void ParseVictoriaMetrics(const std::string& body, Answer* a) {
+  std::map<std::string, nlohmann::json> series;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    auto s = nlohmann::json::parse(line);
+    const std::string name = s.at("metric").at("__name__").get<std::string>();
+    if (!series.emplace(name, std::move(s)).second) {
+      a->error = "two series named " + name;
+      return;
+    }
+  }
+  if (series.empty()) return;  // no readings: count 0
+  if (series.size() != 2 || !series.count("temperature") || !series.count("humidity")) {
+    a->error = std::to_string(series.size()) + " series, expected temperature and humidity";
+    return;
+  }
+  const auto& t = series["temperature"];
+  const auto& h = series["humidity"];
+  if (t.at("timestamps") != h.at("timestamps") || t.at("values").size() != t.at("timestamps").size() ||
+      h.at("values").size() != h.at("timestamps").size()) {
+    a->error = "the two series' timestamps differ";
+    return;
+  }
+  a->count = t.at("timestamps").size();
+  for (std::size_t p = 0; p < a->count; ++p) {
+    Item item;
+    item.device = t.at("metric").at("device").get<std::string>();
+    if (h.at("metric").at("device") != item.device) {
+      a->error = "the two series are of different devices";
+      return;
+    }
+    item.sort_key = SortKeyOfMs(t.at("timestamps")[p].get<std::int64_t>());
+    item.temperature = Number(t.at("values")[p]);
+    item.humidity = Number(h.at("values")[p]);
+    a->items.emplace_back(p, std::move(item));
+  }
+}
+
+// InfluxDB 1.x /query with epoch=ms: {"results":[{"series":[{"columns":[…],"values":[[…]]}]}]}.
+void ParseInflux(const std::string& body, Answer* a) {
+  const auto doc = nlohmann::json::parse(body);
+  const auto& result = doc.at("results").at(0);
+  if (result.contains("error")) {
+    a->error = "InfluxDB error " + result["error"].dump();
+    return;
+  }
+  std::size_t p = 0;
+  for (const auto& series : result.value("series", nlohmann::json::array())) {
+    const auto& columns = series.at("columns");
+    for (const auto& row : series.at("values")) {
+      Item item;
+      for (std::size_t c = 0; c < columns.size(); ++c) {
+        const std::string name = columns[c].get<std::string>();
+        const auto& v = row.at(c);
+        if (name == "time") {
+          item.sort_key = SortKeyOfMs(v.get<std::int64_t>());
+        } else if (name == "device") {
+          item.device = v.get<std::string>();
+        } else if (!SetAttribute(name, v, &item)) {
+          a->error = "unexpected column " + name;
+          return;
+        }
+      }
+      a->items.emplace_back(p++, std::move(item));
+    }
+  }
+  a->count = p;
+}
+
+// --- one connection per client, one kind per mode ---
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // Sends request i and waits for its whole answer: all that is timed.
+  virtual bool Send(std::size_t i) = 0;
+  // Right after Send, outside the clock: keeps what the check needs of the answer. It runs
+  // between timed requests, so it only copies a few items.
+  virtual void Keep(std::size_t i, Answer* a) = 0;
+  // After the run: completes the answers Keep could not read cheaply.
+  virtual void Finish(std::size_t /*i*/, Answer* /*a*/) {}
+};
+
+class HttpConnection final : public Connection {
+ public:
+  HttpConnection(const std::string& host, int port, const std::vector<std::string>& paths, std::string format)
+      : client_(host, port), paths_(paths), format_(std::move(format)), raw_(paths.size()), framing_(paths.size()) {}
+
+  bool Send(std::size_t i) override {
+    return client_.Get(paths_[i], &raw_[i], &framing_[i]) && framing_[i].status == 200;
+  }
+  void Keep(std::size_t i, Answer* a) override {
+    *a = Answer{};
+    a->bytes = framing_[i].body_bytes;
+  }
+  void Finish(std::size_t i, Answer* a) override {
+    if (framing_[i].status != 200) {
+      a->error = "HTTP " + std::to_string(framing_[i].status) + ": " + raw_[i].substr(0, 300);
+      return;
+    }
+    std::string body;
+    Framing f;
+    if (!ParseResponse(raw_[i], [](std::string&) { return false; }, &f, &body)) {
+      a->error = "the kept response does not parse";
+      return;
+    }
+    try {
+      if (format_ == "victoriametrics") {
+        ParseVictoriaMetrics(body, a);
+      } else if (format_ == "influxdb") {
+        ParseInflux(body, a);
+      } else {
+        ParseReadingsd(body, a);
+      }
+    } catch (const std::exception& e) {
+      a->error = std::string("malformed answer (") + e.what() + "): " + body.substr(0, 200);
+    }
+    std::string().swap(raw_[i]);
+  }
+
+ private:
+  HttpClient client_;
+  const std::vector<std::string>& paths_;
+  std::string format_;
+  std::vector<std::string> raw_;  // request i's response as received; written first by the warm-up pass
+  std::vector<Framing> framing_;
+};
+
+class PgConnection final : public Connection {
+ public:
+  PgConnection(const std::string& conninfo, const std::vector<WorkItem>& work, const std::string& mode, std::size_t n)
+      : conn_(PQconnectdb(conninfo.c_str()), PQfinish), work_(work), params_(mode == "latest" ? 1 : 3) {
+    if (PQstatus(conn_.get()) != CONNECTION_OK) throw std::runtime_error(std::string("pg: ") + PQerrorMessage(conn_.get()));
+    // timestamptz is printed in the session's zone: UTC, so the check can read it.
+    Exec("SET TimeZone = 'UTC'", PGRES_COMMAND_OK);
+    const std::string sql =
+        mode == "latest"
+            ? "SELECT device_id, ts, temperature, humidity, pad FROM readings WHERE device_id = $1 ORDER BY ts DESC LIMIT " +
+                  std::to_string(n)
+            : "SELECT device_id, ts, temperature, humidity, pad FROM readings WHERE device_id = $1 AND ts BETWEEN $2 AND $3 "
+              "ORDER BY ts";
+    PGresult* prep = PQprepare(conn_.get(), "q", sql.c_str(), params_, nullptr);
+    const bool ok = PQresultStatus(prep) == PGRES_COMMAND_OK;
+    PQclear(prep);
+    if (!ok) throw std::runtime_error(std::string("pg prepare: ") + PQerrorMessage(conn_.get()));
+  }
+  ~PgConnection() override { PQclear(result_); }
+
+  bool Send(std::size_t i) override {
+    const char* values[3] = {work_[i].device.c_str(), work_[i].from_iso.c_str(), work_[i].to_iso.c_str()};
+    result_ = PQexecPrepared(conn_.get(), "q", params_, values, nullptr, nullptr, 0);
+    return PQresultStatus(result_) == PGRES_TUPLES_OK;
+  }
+  void Keep(std::size_t, Answer* a) override {
+    *a = Answer{};
+    if (PQresultStatus(result_) != PGRES_TUPLES_OK) {
+      a->error = std::string("pg: ") + PQresultErrorMessage(result_);
+    } else {
+      const int rows = PQntuples(result_);
+      a->count = static_cast<std::size_t>(rows);
+      for (int row = 0; row < rows; ++row) {
+        for (int col = 0; col < PQnfields(result_); ++col) a->bytes += static_cast<std::size_t>(PQgetlength(result_, row, col));
+      }
+      for (std::size_t p : SamplePositions(a->count)) {
+        const int row = static_cast<int>(p);
+        auto text = [&](int col) { return std::string(PQgetvalue(result_, row, col)); };
+        Item item;
+        item.device = text(0);
+        // "2026-06-23 00:00:00+00" -> ISO-8601
+        std::string ts = text(1);
+        if (ts.size() > 10) ts[10] = 'T';
+        try {
+          item.sort_key = SortKeyOfIso(ts);
+        } catch (const std::exception& e) {
+          a->error = e.what();
+        }
+        if (!PQgetisnull(result_, row, 2)) item.temperature = std::strtod(PQgetvalue(result_, row, 2), nullptr);
+        if (!PQgetisnull(result_, row, 3)) item.humidity = std::strtod(PQgetvalue(result_, row, 3), nullptr);
+        if (!PQgetisnull(result_, row, 4)) item.pad = text(4);
+        a->items.emplace_back(p, std::move(item));
+      }
+    }
+    PQclear(result_);
+    result_ = nullptr;
+  }
+
+ private:
+  void Exec(const char* sql, ExecStatusType want) {
+    PGresult* r = PQexec(conn_.get(), sql);
+    const bool ok = PQresultStatus(r) == want;
+    PQclear(r);
+    if (!ok) throw std::runtime_error(std::string("pg: ") + sql + ": " + PQerrorMessage(conn_.get()));
+  }
+
+  std::shared_ptr<PGconn> conn_;
+  const std::vector<WorkItem>& work_;
+  int params_;
+  PGresult* result_ = nullptr;
+};
+
+class RawConnection final : public Connection {
+ public:
+  RawConnection(const readingsd::storage::Store& store, const std::vector<WorkItem>& work, bool latest, std::size_t n)
+      : store_(store), work_(work), latest_(latest), n_(n) {}
+
+  bool Send(std::size_t i) override {
+    const auto& w = work_[i];
+    items_ = bytes_ = 0;
+    auto touch = [&](const readingsd::storage::PartitionIterator& it) {
+      if (items_++ == 0) {  // the first item is the sample: copied, the rest only touched
+        first_key_.assign(it.sort_key());
+        first_value_.assign(it.encoded_attributes());
+      }
+      bytes_ += it.sort_key().size() + it.encoded_attributes().size();
+    };
+    if (latest_) {
+      auto it = store_.NewIterator(w.device, "", "");
+      it->SeekToLast();
+      for (std::size_t k = 0; k < n_ && it->Valid(); ++k, it->Prev()) touch(*it);
+      return it->status().ok();
+    }
+    auto it = store_.NewIterator(w.device, w.from_key, w.to_key + '\0');  // inclusive upper bound
+    for (it->SeekToFirst(); it->Valid(); it->Next()) touch(*it);
+    return it->status().ok();
+  }
+  void Keep(std::size_t i, Answer* a) override {
+    *a = Answer{};
+    a->count = items_;
+    a->bytes = bytes_;
+    if (items_ > 0) a->items.emplace_back(0, StoredItem(work_[i].device, first_key_, first_value_, &a->error));
+  }
+
+ private:
+  const readingsd::storage::Store& store_;
+  const std::vector<WorkItem>& work_;
+  bool latest_;
+  std::size_t n_;
+  std::size_t items_ = 0, bytes_ = 0;
+  std::string first_key_, first_value_;
+};
+
+class EngineConnection final : public Connection {
+ public:
+  EngineConnection(const readingsd::storage::Store& store, const std::vector<WorkItem>& work, bool latest, std::size_t n)
+      : store_(store), work_(work), latest_(latest), n_(n) {}
+
+  bool Send(std::size_t i) override {
+    using namespace readingsd::query;
+    const auto& w = work_[i];
+    QueryRequest req;
+    status_ = latest_ ? MakeKeyCondition(w.device, SortKeyOp::kAll, "", "", &req.key)
+                      : MakeKeyCondition(w.device, SortKeyOp::kBetween, w.from_iso, w.to_iso, &req.key);
+    req.limit = latest_ ? n_ : 10000;
+    req.scan_forward = !latest_;
+    if (status_.ok()) status_ = Query(store_, req, &result_);
+    return status_.ok();
+  }
+  void Keep(std::size_t i, Answer* a) override {
+    *a = Answer{};
+    if (!status_.ok()) {
+      a->error = status_.ToString();
+      return;
+    }
+    a->count = result_.items.size();
+    for (std::size_t p : SamplePositions(a->count)) {
+      const auto item = result_.items[p];
+      a->items.emplace_back(p, StoredItem(work_[i].device, item.sort_key, item.encoded_attributes, &a->error));
+    }
+  }
+
+ private:
+  const readingsd::storage::Store& store_;
+  const std::vector<WorkItem>& work_;
+  bool latest_;
+  std::size_t n_;
+  Status status_;
+  readingsd::query::QueryResult result_;
+};
+
+using Connect = std::function<std::unique_ptr<Connection>()>;  // called once per client, on the main thread
 
 void Report(const std::string& mode, int clients, double seconds, std::vector<double> us, std::size_t items,
-            std::size_t bytes, std::size_t errors) {
+            std::size_t bytes, std::size_t errors, std::size_t wrong) {
   std::sort(us.begin(), us.end());
   auto pct = [&](double q) { return us[static_cast<std::size_t>(std::ceil(q * us.size())) - 1]; };
   double sum = 0;
   for (double v : us) sum += v;
   const double n = static_cast<double>(us.size());
   std::printf("mode=%s n=%zu p50_us=%.0f p90_us=%.0f p99_us=%.0f mean_us=%.0f max_us=%.0f items=%.1f bytes=%.0f errors=%zu "
-              "clients=%d rps=%.0f\n",
+              "wrong=%zu clients=%d rps=%.0f\n",
               mode.c_str(), us.size(), pct(0.50), pct(0.90), pct(0.99), sum / n, us.back(),
-              static_cast<double>(items) / n, static_cast<double>(bytes) / n, errors, clients, n / seconds);
+              static_cast<double>(items) / n, static_cast<double>(bytes) / n, errors, wrong, clients, n / seconds);
 }
 
 // Client c sends requests c, c + clients, ... one after another on its own connection; all
-// clients start timing together, after each has sent its share of warm-up passes.
-int Run(const std::string& mode, std::size_t count, int warmup, int clients, const std::string& latencies_path,
-        const Connect& connect) {
+// clients start timing together, after each has sent its share of warm-up passes. Then every
+// answer is checked against `expected`.
+int Run(const std::string& mode, const std::vector<Expected>& expected, const Shape& shape, int warmup, int clients,
+        const std::string& latencies_path, const Connect& connect) {
+  const std::size_t count = expected.size();
   struct Client {
-    Request request;
+    std::unique_ptr<Connection> conn;
     std::vector<double> us;
-    std::size_t items = 0, bytes = 0, errors = 0;
+    std::size_t errors = 0;
   };
   std::vector<Client> all(static_cast<std::size_t>(clients));
-  for (Client& c : all) c.request = connect();
+  for (Client& c : all) c.conn = connect();
+  std::vector<Answer> answers(count);
   Clock::time_point start;
   std::barrier ready(clients, [&]() noexcept { start = Clock::now(); });
   std::vector<std::thread> threads;
@@ -264,35 +739,51 @@ int Run(const std::string& mode, std::size_t count, int warmup, int clients, con
       Client& me = all[static_cast<std::size_t>(c)];
       me.us.reserve(count / static_cast<std::size_t>(clients) + 1);  // no reallocation between timed requests
       for (int w = 0; w < warmup; ++w) {
-        for (std::size_t i = c; i < count; i += clients) me.request(i);
+        for (std::size_t i = c; i < count; i += clients) {
+          me.conn->Send(i);
+          me.conn->Keep(i, &answers[i]);
+        }
       }
       ready.arrive_and_wait();
       for (std::size_t i = c; i < count; i += clients) {
         const auto t0 = Clock::now();
-        Outcome o = me.request(i);
+        const bool ok = me.conn->Send(i);
         me.us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-        me.items += o.items;
-        me.bytes += o.bytes;
-        me.errors += o.ok ? 0 : 1;
+        me.conn->Keep(i, &answers[i]);
+        me.errors += ok ? 0 : 1;
       }
     });
   }
   for (std::thread& t : threads) t.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
   std::vector<double> us;
-  std::size_t items = 0, bytes = 0, errors = 0;
-  for (const Client& c : all) {
-    us.insert(us.end(), c.us.begin(), c.us.end());
-    items += c.items;
-    bytes += c.bytes;
-    errors += c.errors;
+  std::size_t items = 0, bytes = 0, errors = 0, wrong = 0;
+  for (int c = 0; c < clients; ++c) {
+    Client& client = all[static_cast<std::size_t>(c)];
+    us.insert(us.end(), client.us.begin(), client.us.end());
+    errors += client.errors;
+    for (std::size_t i = c; i < count; i += clients) {
+      Answer& a = answers[i];
+      client.conn->Finish(i, &a);
+      items += a.count;
+      bytes += a.bytes;
+      if (std::string why = Check(expected[i], a, shape); !why.empty() && wrong++ < 5) {
+        std::cerr << "bench_query: " << mode << " answer " << i << " (" << expected[i].device << " from "
+                  << readingsd::tools::FormatTimestamp(expected[i].from_ms) << "): " << why << "\n";
+      }
+    }
   }
   if (!latencies_path.empty()) {  // client by client, each in request order: shows bursts
     std::ofstream out(latencies_path);
     for (double v : us) out << v << "\n";
   }
-  Report(mode, clients, seconds, std::move(us), items, bytes, errors);
-  return errors == 0 ? 0 : 1;
+  Report(mode, clients, seconds, std::move(us), items, bytes, errors, wrong);
+  if (wrong > 0) {
+    std::cerr << "bench_query: " << wrong << " of " << count << " " << mode
+              << " answers differ from the generator's readings\n";
+  }
+  return errors == 0 && wrong == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -301,8 +792,8 @@ int main(int argc, char** argv) {
   using namespace readingsd;
   try {
     bench::Flags f(argc, argv);
-    if (f.positional().empty()) {
-      std::cerr << "usage: bench_query http|pg|raw|engine ... (see the header of bench/drivers/bench_query.cc)\n";
+    if (f.positional().empty() || !f.Has("expect")) {
+      std::cerr << "usage: bench_query http|pg|raw|engine --expect FILE ... (see the header of bench/drivers/bench_query.cc)\n";
       return 2;
     }
     const std::string kind = f.positional()[0];
@@ -311,49 +802,37 @@ int main(int argc, char** argv) {
     const int clients = static_cast<int>(f.Int("clients", 1));
     if (clients < 1) throw std::runtime_error("--clients must be at least 1");
     const std::string mode = f.Str("mode", "between");
+    if (mode != "between" && mode != "latest") throw std::runtime_error("--mode must be between or latest");
+    const bool latest = mode == "latest";
     const auto latest_n = static_cast<std::size_t>(f.Int("n", 10));
+    const std::vector<Expected> expected = ReadExpected(f.Str("expect"));
+    auto same_size = [&](std::size_t n, const std::string& what) {
+      if (n != expected.size()) {
+        throw std::runtime_error(what + " has " + std::to_string(n) + " lines, --expect " + std::to_string(expected.size()));
+      }
+    };
 
     if (kind == "http") {
-      auto paths = Lines(f.Str("paths"));
+      const auto paths = Lines(f.Str("paths"));
+      same_size(paths.size(), "--paths");
       const std::string host = f.Str("host", "127.0.0.1");
       const int port = static_cast<int>(f.Int("port", 80));
-      return Run("http", paths.size(), warmup, clients, latencies, [&]() -> Request {
-        auto client = std::make_shared<HttpClient>(host, port);
-        return [client, &paths](std::size_t i) { return client->Get(paths[i]); };
-      });
+      const std::string format = f.Str("format");
+      if (format != "readingsd" && format != "readingsd-fields" && format != "victoriametrics" && format != "influxdb") {
+        throw std::runtime_error("--format must be readingsd, readingsd-fields, victoriametrics or influxdb");
+      }
+      // VictoriaMetrics has no "newest n": its latest is the export of their range, oldest first.
+      const Shape shape{latest && format != "victoriametrics", format != "readingsd-fields" && format != "victoriametrics"};
+      return Run("http-" + mode, expected, shape, warmup, clients, latencies,
+                 [&] { return std::make_unique<HttpConnection>(host, port, paths, format); });
     }
 
-    auto work = Workload(f.Str("workload"));
+    const auto work = Workload(f.Str("workload"));
+    same_size(work.size(), "--workload");
+    const Shape shape{latest, true};
     if (kind == "pg") {
-      const std::string sql =
-          mode == "latest"
-              ? "SELECT device_id, ts, temperature, humidity, pad FROM readings WHERE device_id = $1 ORDER BY ts DESC LIMIT " +
-                    std::to_string(latest_n)
-              : "SELECT device_id, ts, temperature, humidity, pad FROM readings WHERE device_id = $1 AND ts BETWEEN $2 AND $3 ORDER BY ts";
-      const int params = mode == "latest" ? 1 : 3;
-      return Run("pg-" + mode, work.size(), warmup, clients, latencies, [&]() -> Request {
-        std::shared_ptr<PGconn> conn(PQconnectdb(f.Str("conninfo").c_str()), PQfinish);
-        if (PQstatus(conn.get()) != CONNECTION_OK) throw std::runtime_error(std::string("pg: ") + PQerrorMessage(conn.get()));
-        PGresult* prep = PQprepare(conn.get(), "q", sql.c_str(), params, nullptr);
-        if (PQresultStatus(prep) != PGRES_COMMAND_OK) {
-          throw std::runtime_error(std::string("pg prepare: ") + PQerrorMessage(conn.get()));
-        }
-        PQclear(prep);
-        return [conn, params, &work](std::size_t i) {
-          const char* values[3] = {work[i].device.c_str(), work[i].from_iso.c_str(), work[i].to_iso.c_str()};
-          PGresult* r = PQexecPrepared(conn.get(), "q", params, values, nullptr, nullptr, 0);
-          Outcome o;
-          o.ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-          if (o.ok) {
-            o.items = static_cast<std::size_t>(PQntuples(r));
-            for (int row = 0; row < PQntuples(r); ++row) {
-              for (int col = 0; col < PQnfields(r); ++col) o.bytes += static_cast<std::size_t>(PQgetlength(r, row, col));
-            }
-          }
-          PQclear(r);
-          return o;
-        };
-      });
+      return Run("pg-" + mode, expected, shape, warmup, clients, latencies,
+                 [&] { return std::make_unique<PgConnection>(f.Str("conninfo"), work, mode, latest_n); });
     }
 
     storage::StoreOptions options;
@@ -361,46 +840,13 @@ int main(int argc, char** argv) {
     options.read_only = true;
     std::unique_ptr<storage::Store> store;
     if (Status s = storage::Store::Open(options, &store); !s.ok()) throw std::runtime_error(s.ToString());
-
     if (kind == "raw") {
-      return Run("raw-" + mode, work.size(), warmup, clients, latencies, [&]() -> Request { return [&](std::size_t i) {
-        Outcome o;
-        const auto& w = work[i];
-        if (mode == "latest") {
-          auto it = store->NewIterator(w.device, "", "");
-          it->SeekToLast();
-          for (std::size_t k = 0; k < latest_n && it->Valid(); ++k, it->Prev()) {
-            ++o.items;
-            o.bytes += it->sort_key().size() + it->encoded_attributes().size();
-          }
-          o.ok = it->status().ok();
-        } else {
-          auto it = store->NewIterator(w.device, w.from_key, w.to_key + '\0');  // inclusive upper bound
-          for (it->SeekToFirst(); it->Valid(); it->Next()) {
-            ++o.items;
-            o.bytes += it->sort_key().size() + it->encoded_attributes().size();
-          }
-          o.ok = it->status().ok();
-        }
-        return o;
-      }; });
+      return Run("raw-" + mode, expected, shape, warmup, clients, latencies,
+                 [&] { return std::make_unique<RawConnection>(*store, work, latest, latest_n); });
     }
     if (kind == "engine") {
-      return Run("engine-" + mode, work.size(), warmup, clients, latencies, [&]() -> Request { return [&](std::size_t i) {
-        Outcome o;
-        const auto& w = work[i];
-        query::QueryRequest req;
-        Status s = mode == "latest"
-                       ? query::MakeKeyCondition(w.device, query::SortKeyOp::kAll, "", "", &req.key)
-                       : query::MakeKeyCondition(w.device, query::SortKeyOp::kBetween, w.from_iso, w.to_iso, &req.key);
-        req.limit = mode == "latest" ? latest_n : 10000;
-        req.scan_forward = mode != "latest";
-        query::QueryResult result;
-        if (s.ok()) s = query::Query(*store, req, &result);
-        o.ok = s.ok();
-        o.items = result.items.size();
-        return o;
-      }; });
+      return Run("engine-" + mode, expected, shape, warmup, clients, latencies,
+                 [&] { return std::make_unique<EngineConnection>(*store, work, latest, latest_n); });
     }
     std::cerr << "bench_query: unknown kind " << kind << "\n";
     return 2;

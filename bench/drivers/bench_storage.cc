@@ -1,15 +1,22 @@
-// bench_storage: readingsd's fastest bulk path, storage::Store::Write in batches.
+// bench_storage: readingsd's bulk write paths in process, in batches.
 //
-//   bench_storage --dir DIR --count N --devices D [--pad P] [--batch 1000] [--no-compact] [--sort-batch]
-//                 [--rss-every K]
+//   bench_storage --dir DIR --count N --devices D [--pad P] [--batch 1000] [--from readings|payloads]
+//                 [--no-compact] [--sort-batch] [--rss-every K]
 //
-// Every reading is generated and converted to a storage::Reading first (attributes as the
-// ingest path stores them: parsed from the JSON object, so in name order: humidity, pad,
-// temperature), then only the Write calls are timed: one WriteBatch of --batch readings each,
-// with the daemon's default store options (no fsync, 64 MB memtable, 64 MB block cache). A
-// reading is durable against a process crash and queryable once its Write returned. Then
-// CompactAll (flush + full compaction) is timed separately so the caller can measure the
-// directory. Prints key=value lines.
+// --from readings (the storage engine): every reading is generated and converted to a
+// storage::Reading first (attributes as the ingest path stores them: parsed from the JSON
+// object, so in name order: humidity, pad, temperature), then only the Write calls are timed.
+// --from payloads (the ingest path without its broker): every reading is generated as the MQTT
+// message readingsd-publish sends (topic and JSON payload, one reading each), all held in
+// memory; the clock covers what readingsd's MQTT ingest does with each message it receives:
+// ingest::ParsePayload with the daemon's payload options, then Store::Write once --batch
+// readings are pending.
+// Either way one WriteBatch of --batch readings per Write, with the daemon's default store
+// options (no fsync, 64 MB memtable, 64 MB block cache). A reading is durable against a process
+// crash and queryable once its Write returned. Then CompactAll (flush + full compaction) is timed
+// separately so the caller can measure the directory. Last, every device's partition is read
+// back and compared with the generator's readings: the count, each sort key and each value
+// ("counted=N"; any difference exits 1). Prints key=value lines.
 //
 // --sort-batch is an experiment, not what readingsd does: each batch is sorted by key (inside the
 // clock) before Write, to show what key order is worth to RocksDB's memtable inserts.
@@ -25,6 +32,7 @@
 #include <tuple>
 
 #include "bench/drivers/common.h"
+#include "ingest/payload.h"
 #include "storage/key.h"
 #include "storage/reading.h"
 #include "storage/store.h"
@@ -101,6 +109,63 @@ int MemorySoak(const std::string& dir, const readingsd::tools::GeneratorOptions&
   return 0;
 }
 
+// Reads every device's partition back and compares it with the generator's readings: the
+// count, each sort key in order and each value. Prints the stored key and value sizes and
+// "counted=N"; throws at the first difference.
+void CountAndCheck(const readingsd::storage::Store& store, const readingsd::tools::GeneratorOptions& g) {
+  using namespace readingsd;
+  const auto values = bench::ValuesByDevice(g);
+  std::vector<std::string> sort_keys;  // every device's k-th reading is at the same instant
+  for (const auto& v : values) {
+    while (sort_keys.size() < v.size()) {
+      sort_keys.emplace_back();
+      const std::int64_t ms = g.start_ms + static_cast<std::int64_t>(sort_keys.size() - 1) * g.step_ms;
+      if (Status s = storage::NormalizeTimestamp(tools::FormatTimestamp(ms), &sort_keys.back()); !s.ok()) {
+        throw std::runtime_error(s.ToString());
+      }
+    }
+  }
+  const std::string pad(g.payload_pad, 'x');
+  std::uint64_t counted = 0;
+  double key_bytes = 0, value_bytes = 0;
+  std::vector<storage::AttributeView> attributes;
+  for (int d = 0; d < g.devices; ++d) {
+    const std::string device = tools::DeviceId(d);
+    const auto& want = values[static_cast<std::size_t>(d)];
+    auto fail = [&](std::size_t k, const std::string& what) {
+      throw std::runtime_error("the store differs from the generator's readings: " + device + " reading " +
+                               std::to_string(k) + ": " + what);
+    };
+    auto it = store.NewIterator(device, "", "");
+    std::size_t k = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++k) {
+      if (k >= want.size()) fail(k, "more readings than the " + std::to_string(want.size()) + " generated");
+      if (it->sort_key() != sort_keys[k]) fail(k, "sort key " + std::string(it->sort_key()) + ", expected " + sort_keys[k]);
+      if (Status s = storage::ReadAttributes(it->encoded_attributes(), &attributes); !s.ok()) fail(k, s.ToString());
+      std::size_t matched = 0;
+      for (const auto& a : attributes) {
+        const double* x = std::get_if<double>(&a.value);
+        const std::string_view* text = std::get_if<std::string_view>(&a.value);
+        if ((a.name == "temperature" && x && *x == want[k].first) || (a.name == "humidity" && x && *x == want[k].second) ||
+            (a.name == "pad" && text && *text == pad && !pad.empty())) {
+          ++matched;
+        } else {
+          fail(k, "attribute " + std::string(a.name) + " is not the generator's");
+        }
+      }
+      if (matched != (pad.empty() ? 2u : 3u)) fail(k, "attributes missing");
+      key_bytes += static_cast<double>(storage::EncodeKey(device, it->sort_key()).size());
+      value_bytes += static_cast<double>(it->encoded_attributes().size());
+    }
+    if (!it->status().ok()) fail(k, it->status().ToString());
+    if (k != want.size()) fail(k, "the partition ends after " + std::to_string(k) + " of " + std::to_string(want.size()) + " readings");
+    counted += k;
+  }
+  const double n = static_cast<double>(std::max<std::uint64_t>(counted, 1));
+  std::printf("key_bytes=%.1f value_bytes=%.1f counted=%llu\n", key_bytes / n, value_bytes / n,
+              static_cast<unsigned long long>(counted));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,59 +195,86 @@ int main(int argc, char** argv) {
     };
     if (f.Has("rss-every")) return MemorySoak(f.Str("dir"), g, batch, f.Int("rss-every", 1000000), stored);
 
-    std::vector<storage::Reading> readings;
-    readings.reserve(g.count);
-    {
-      tools::ReadingGenerator gen(g);
-      tools::GeneratedMessage m;
-      while (gen.Next(&m)) {
-        for (const auto& r : m.readings) readings.push_back(stored(r));
+    const std::string from = f.Str("from", "readings");
+    std::unique_ptr<storage::Store> store;
+    double write_s = 0;
+    if (from == "readings") {
+      std::vector<storage::Reading> readings;
+      readings.reserve(g.count);
+      {
+        tools::ReadingGenerator gen(g);
+        tools::GeneratedMessage m;
+        while (gen.Next(&m)) {
+          for (const auto& r : m.readings) readings.push_back(stored(r));
+        }
       }
+      store = OpenStore(dir);
+      const bool sort_batch = f.Has("sort-batch");
+      const auto t0 = std::chrono::steady_clock::now();
+      for (std::size_t i = 0; i < readings.size(); i += batch) {
+        const std::size_t n = std::min(batch, readings.size() - i);
+        if (sort_batch) {
+          std::sort(readings.begin() + static_cast<std::ptrdiff_t>(i), readings.begin() + static_cast<std::ptrdiff_t>(i + n),
+                    [](const storage::Reading& a, const storage::Reading& b) {
+                      return std::tie(a.device_id, a.sort_key) < std::tie(b.device_id, b.sort_key);
+                    });
+        }
+        if (Status s = store->Write(std::span<const storage::Reading>(readings.data() + i, n)); !s.ok()) {
+          throw std::runtime_error(s.ToString());
+        }
+      }
+      write_s = bench::Seconds(std::chrono::steady_clock::now() - t0);
+    } else if (from == "payloads") {
+      // The messages side by side in one buffer, as a network buffer holds them.
+      std::string bytes;
+      struct Message {
+        std::size_t at, topic_size, payload_size;
+      };
+      std::vector<Message> messages;
+      {
+        tools::ReadingGenerator gen(g);
+        tools::GeneratedMessage m;
+        while (gen.Next(&m)) {
+          messages.push_back({bytes.size(), m.topic.size(), m.payload.size()});
+          bytes += m.topic;
+          bytes += m.payload;
+        }
+      }
+      store = OpenStore(dir);
+      const ingest::PayloadOptions options;  // the daemon's defaults
+      ingest::ParsedMessage parsed;
+      std::vector<storage::Reading> pending;
+      pending.reserve(batch);
+      auto write_pending = [&] {
+        if (Status s = store->Write(pending); !s.ok()) throw std::runtime_error(s.ToString());
+        pending.clear();
+      };
+      const std::string_view all(bytes);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const Message& m : messages) {
+        ingest::ParsePayload(options, all.substr(m.at, m.topic_size), all.substr(m.at + m.topic_size, m.payload_size),
+                             &parsed);
+        if (!parsed.rejections.empty()) throw std::runtime_error("a payload was rejected: " + parsed.rejections[0].message);
+        for (auto& r : parsed.readings) pending.push_back(std::move(r));
+        if (pending.size() >= batch) write_pending();
+      }
+      if (!pending.empty()) write_pending();
+      write_s = bench::Seconds(std::chrono::steady_clock::now() - t0);
+    } else {
+      throw std::invalid_argument("--from must be readings or payloads");
     }
-
-    {  // the logical size of what is stored, for db_bench's --key_size / --value_size
-      double key_bytes = 0, value_bytes = 0;
-      std::string value;
-      for (const auto& r : readings) {
-        key_bytes += static_cast<double>(storage::EncodeKey(r.device_id, r.sort_key).size());
-        storage::EncodeAttributes(r.attributes, &value);
-        value_bytes += static_cast<double>(value.size());
-      }
-      const double n = static_cast<double>(readings.size());
-      std::printf("key_bytes=%.1f value_bytes=%.1f\n", key_bytes / n, value_bytes / n);
-    }
-
-    std::unique_ptr<storage::Store> store = OpenStore(dir);
-    const bool sort_batch = f.Has("sort-batch");
-    const auto t0 = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < readings.size(); i += batch) {
-      const std::size_t n = std::min(batch, readings.size() - i);
-      if (sort_batch) {
-        std::sort(readings.begin() + static_cast<std::ptrdiff_t>(i), readings.begin() + static_cast<std::ptrdiff_t>(i + n),
-                  [](const storage::Reading& a, const storage::Reading& b) {
-                    return std::tie(a.device_id, a.sort_key) < std::tie(b.device_id, b.sort_key);
-                  });
-      }
-      if (Status s = store->Write(std::span<const storage::Reading>(readings.data() + i, n)); !s.ok()) {
-        std::cerr << "bench_storage: " << s.ToString() << "\n";
-        return 1;
-      }
-    }
-    const double write_s = bench::Seconds(std::chrono::steady_clock::now() - t0);
-    std::printf("readings=%zu batch=%zu write_seconds=%.3f rate=%.0f\n", readings.size(), batch, write_s,
-                static_cast<double>(readings.size()) / write_s);
+    std::printf("readings=%llu batch=%zu write_seconds=%.3f rate=%.0f\n", static_cast<unsigned long long>(g.count), batch,
+                write_s, static_cast<double>(g.count) / write_s);
     std::fflush(stdout);
     if (!f.Has("no-compact")) {
       const auto t1 = std::chrono::steady_clock::now();
-      if (Status s = store->CompactAll(); !s.ok()) {
-        std::cerr << "bench_storage: " << s.ToString() << "\n";
-        return 1;
-      }
+      if (Status s = store->CompactAll(); !s.ok()) throw std::runtime_error(s.ToString());
       storage::StoreStats st = store->Stats();
       std::printf("compact_seconds=%.3f sst_bytes=%llu estimated_keys=%llu\n",
                   bench::Seconds(std::chrono::steady_clock::now() - t1),
                   static_cast<unsigned long long>(st.sst_bytes), static_cast<unsigned long long>(st.estimated_keys));
     }
+    CountAndCheck(*store, g);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench_storage: " << e.what() << "\n";

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tools/reading_generator.h"
@@ -68,6 +69,30 @@ inline readingsd::tools::GeneratorOptions GeneratorFrom(const Flags& f) {
     throw std::invalid_argument("--start must look like 2026-06-23T00:00:00Z");
   }
   return g;
+}
+
+// The generator's temperature and humidity of every reading of the devices `wanted` marks (all
+// when it is empty): values[d][k] is device d's k-th reading, at start + k * step. Read back from
+// the readings it generates, not from its formulas.
+inline std::vector<std::vector<std::pair<double, double>>> ValuesByDevice(const readingsd::tools::GeneratorOptions& g,
+                                                                          const std::vector<bool>& wanted = {}) {
+  std::vector<std::vector<std::pair<double, double>>> values(static_cast<std::size_t>(g.devices));
+  readingsd::tools::ReadingGenerator gen(g);
+  readingsd::tools::GeneratedMessage m;
+  while (gen.Next(&m)) {
+    for (const auto& r : m.readings) {
+      const auto d = static_cast<std::size_t>(std::strtol(r.device_id.c_str() + 3, nullptr, 10) - 1);  // "dev00001" is 0
+      if (!wanted.empty() && !wanted.at(d)) continue;
+      std::int64_t ms = 0;
+      if (!readingsd::tools::ParseTimestamp(r.reading_ts, &ms)) throw std::runtime_error("bad timestamp " + r.reading_ts);
+      auto& v = values.at(d);
+      if ((ms - g.start_ms) / g.step_ms != static_cast<std::int64_t>(v.size())) {
+        throw std::runtime_error("the generator's readings of " + r.device_id + " are not in time order");
+      }
+      v.emplace_back(r.temperature, r.humidity);
+    }
+  }
+  return values;
 }
 
 inline double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }

@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Bulk loaders for the peers of bench/storage_ingest (Debian's python3, stdlib + psycopg2).
 
-  load.py http URL FILE      POST each chunk of FILE (chunks are separated by an empty line,
-                             as bench_gen writes them) to URL over one keep-alive connection
-  load.py pg DSN FILE        COPY each chunk of FILE (CSV) into table readings, one transaction
-                             per chunk, over one connection
+  load.py http URL FILE [FLUSH]  POST each chunk of FILE (chunks are separated by an empty line,
+                                 as bench_gen writes them) to URL over one keep-alive connection,
+                                 then GET FLUSH (a path on the same server), if given
+  load.py pg DSN FILE            COPY each chunk of FILE (CSV) into table readings, one
+                                 transaction per chunk, over one connection
 
-The whole file is read and split before the clock starts; only sending is timed. Prints
-"seconds=S chunks=C bytes=B".
+The whole file is read and split before the clock starts, and the connection is open: the clock
+covers sending the chunks, each answer (a write is acknowledged) and the flush, nothing else.
+Prints "seconds=S chunks=C bytes=B".
 """
 import http.client
 import sys
@@ -21,18 +23,25 @@ def chunks(path):
     return [c.strip(b"\n") + b"\n" for c in data.split(b"\n\n") if c.strip()]
 
 
-def load_http(url, path):
+def load_http(url, path, flush=None):
     parts = chunks(path)
     u = urllib.parse.urlsplit(url)
     target = u.path + ("?" + u.query if u.query else "")
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=600)
-    t0 = time.perf_counter()
-    for body in parts:
-        conn.request("POST", target, body=body, headers={"Content-Type": "text/plain"})
+    conn.connect()
+
+    def send(method, target, body=None):
+        conn.request(method, target, body=body, headers={"Content-Type": "text/plain"})
         resp = conn.getresponse()
         answer = resp.read()
         if resp.status // 100 != 2:
-            sys.exit(f"load.py: {url}: HTTP {resp.status}: {answer[:300]!r}")
+            sys.exit(f"load.py: {method} {target}: HTTP {resp.status}: {answer[:300]!r}")
+
+    t0 = time.perf_counter()
+    for body in parts:
+        send("POST", target, body)
+    if flush:
+        send("GET", flush)
     seconds = time.perf_counter() - t0
     print(f"seconds={seconds:.3f} chunks={len(parts)} bytes={sum(map(len, parts))}")
 
@@ -54,6 +63,9 @@ def load_pg(dsn, path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] not in ("http", "pg"):
+    if sys.argv[1:2] == ["http"] and len(sys.argv) in (4, 5):
+        load_http(*sys.argv[2:])
+    elif sys.argv[1:2] == ["pg"] and len(sys.argv) == 4:
+        load_pg(sys.argv[2], sys.argv[3])
+    else:
         sys.exit(__doc__)
-    (load_http if sys.argv[1] == "http" else load_pg)(sys.argv[2], sys.argv[3])

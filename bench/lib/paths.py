@@ -1,16 +1,12 @@
 #!/usr/bin/python3
-"""Request paths for bench_query http, and a check of what the systems answer.
+"""Request paths for bench_query http (which checks the answers: bench_gen --expect).
 
   paths.py SYSTEM KIND WORKLOAD [N]    print one request path per workload line
-  paths.py check SYSTEM KIND WORKLOAD PORT [N]
-                                       send the first 5 requests, print "items=<per request>"
 
 SYSTEM: readingsd | readingsd-fields | victoriametrics | influxdb; KIND: between | latest.
 readingsd-fields asks readingsd for the two attributes VictoriaMetrics holds (attributes=).
 WORKLOAD lines are bench_gen's "<device> <from_iso> <to_iso> <from_ms> <to_ms>" (inclusive).
 """
-import http.client
-import json
 import sys
 import urllib.parse
 
@@ -42,36 +38,7 @@ def path(system, kind, line, n):
     raise SystemExit(f"paths.py: unknown system {system}")
 
 
-def items(system, body):
-    if system.startswith("readingsd"):
-        page = json.loads(body)
-        if system == "readingsd-fields":
-            for item in page["items"]:
-                if sorted(item) != sorted(["deviceId", "readingTs"] + FIELDS):
-                    raise SystemExit(f"paths.py: {system}: item with other attributes: {item}")
-        return page["count"]
-    if system == "victoriametrics":  # readings = samples per series (temperature, humidity)
-        lines = [json.loads(l) for l in body.splitlines() if l.strip()]
-        return sum(len(l["values"]) for l in lines) / max(1, len(lines))
-    series = json.loads(body)["results"][0].get("series", [])
-    return sum(len(s["values"]) for s in series)
-
-
 def main(argv):
-    if argv[1] == "check":
-        system, kind, workload, port = argv[2:6]
-        n = int(argv[6]) if len(argv) > 6 else 10
-        conn = http.client.HTTPConnection("127.0.0.1", int(port))
-        counts = []
-        for line in open(workload).read().splitlines()[:5]:
-            conn.request("GET", path(system, kind, line, n))
-            resp = conn.getresponse()
-            body = resp.read()
-            if resp.status != 200:
-                raise SystemExit(f"paths.py: {system}: HTTP {resp.status}: {body[:300]!r}")
-            counts.append(items(system, body))
-        print("items=" + ",".join(f"{c:g}" for c in counts))
-        return
     system, kind, workload = argv[1:4]
     n = int(argv[4]) if len(argv) > 4 else 10
     for line in open(workload).read().splitlines():
