@@ -182,6 +182,27 @@ TEST(IngestE2E, BadPayloadsAreCountedByReasonAndGoodOnesAllStored) {
   EXPECT_EQ(daemon.StoredKeys({"good1", "x", "y"}).size(), static_cast<std::size_t>(good));
 }
 
+// Issue #20: a payload nested 60,000 levels deep (240 KB, under the 256 KB default cap) is refused as
+// malformed JSON without building the tree, and the daemon stores what comes next.
+TEST(IngestE2E, APayloadNestedTooDeepIsMalformedJsonAndTheDaemonGoesOn) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  std::string deep = R"({"readingTs":"2026-06-23T08:00:00Z","m":)";
+  for (int i = 0; i < 30000; ++i) deep += R"({"L":[)";
+  deep += "1";
+  for (int i = 0; i < 30000; ++i) deep += "]}";
+  deep += "}";
+  PublishAll(broker.port(), {{"sensors/deep1/readings", deep},
+                             {"sensors/deep1/readings", R"({"readingTs":"2026-06-23T08:00:01Z","t":1})"}});
+  EXPECT_EQ(daemon.WaitForStored({"deep1"}, 1, std::chrono::seconds(30)), 1u) << daemon.log();
+  auto [status, metrics] = Get(daemon.http_port(), "/metrics");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(MetricValue(metrics, R"(readingsd_readings_rejected_total{reason="malformed_json"})"), 1);
+  EXPECT_TRUE(daemon.Running());
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 TEST(IngestE2E, MqttV5SessionSurvivesTheDaemonBeingDown) {
   // v5 ends a session at disconnect unless the client asks for an expiry: readingsd asks for one.
   MosquittoBroker broker;
