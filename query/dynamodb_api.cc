@@ -531,10 +531,10 @@ HttpResponse HandleDynamoDbRequest(const ApiContext& context, const HttpRequest&
   Json body;
   const JsonParseError error = ParseJson(request.body(), &body);
   if (error == JsonParseError::kTooDeep) {
-    // DynamoDB's words for an item nested past its 32 levels; this refuses far less.
-    return ErrorFromStatus(context, Status::InvalidArgument("Nesting Levels have exceeded supported limits: the "
-                                                            "request body nests deeper than " +
-                                                            std::to_string(kMaxJsonDepth) + " JSON levels"));
+    // DynamoDB's words for an item nested past its 32 levels; every body DynamoDB accepts is within.
+    return ErrorFromStatus(context, Status::InvalidArgument(
+                                        "Nesting Levels have exceeded supported limits: the request body nests "
+                                        "deeper than " + std::to_string(kMaxJsonDepth) + " levels"));
   }
   if (error != JsonParseError::kNone || !body.is_object()) {
     return DynamoDbError(context, http::status::bad_request, "SerializationException",
