@@ -11,6 +11,7 @@
 
 #include "daemon/http_client.h"
 #include "daemon/service.h"
+#include "json/parse.h"
 #include "storage/store.h"
 
 namespace readingsd::daemon {
@@ -133,8 +134,8 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
       std::fprintf(stderr, "readingsd query: is the daemon running? %s\n", s.message().c_str());
       return kExitUnavailable;
     }
-    json page = json::parse(res.body, nullptr, false);
-    if (res.status != 200 || page.is_discarded()) {
+    json page;
+    if (res.status != 200 || ParseJson(res.body, &page) != JsonParseError::kNone) {
       std::fprintf(stderr, "readingsd query: HTTP %d: %s\n", res.status, res.body.c_str());
       return res.status >= 400 && res.status < 500 ? kExitUsage : kExitUnavailable;
     }

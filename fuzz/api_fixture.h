@@ -1,7 +1,8 @@
 // The HTTP handler fuzzers' world: one real Store in a fresh temporary directory, opened once
-// per process and filled with a few readings (two devices, every attribute type, enough items
-// that Limit, paging and the page-size cap are reached), and an ApiContext over it. The
-// directory is removed when the process exits normally (libFuzzer's -max_total_time,
+// per process and filled with a few readings (every attribute type; "big-1" has items large
+// enough that the page-size cap is reached, "long-1" enough items that a page is read in two
+// parts), a read helper (query/read_helpers.h) as HttpServer has, and an ApiContext over them.
+// The directory is removed when the process exits normally (libFuzzer's -max_total_time,
 // -runs); a crashing run leaves /tmp/readingsd-fuzz-XXXXXX behind.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "fuzz/fuzz_util.h"
 #include "query/http_api.h"
 #include "query/http_server.h"
+#include "query/read_helpers.h"
 #include "storage/reading.h"
 #include "storage/store.h"
 
@@ -29,7 +31,7 @@ class ApiFixture {
   }
 
   query::ApiContext Context() const {
-    return query::ApiContext{options_, *store_, hooks_, started_, "fuzz-request-id"};
+    return query::ApiContext{options_, *store_, hooks_, started_, "fuzz-request-id", helpers_.get()};
   }
   const query::HttpServerOptions& options() const { return options_; }
 
@@ -65,11 +67,25 @@ class ApiFixture {
     readings.push_back({"th-01", "0000-01-01T00:00:00.000000000Z", {{"temperature", -40.0}}});
     readings.push_back({"th-01", "9999-12-31T23:59:59.999999999Z", {{"temperature", 85.0}}});
     readings.push_back({"a.b_c:d-e", "2026-01-01T00:00:00.000000000Z", {}});
+    for (int i = 0; i < 12; ++i) {
+      char sort_key[40];
+      std::snprintf(sort_key, sizeof sort_key, "2026-06-23T08:%02d:00.000000000Z", i);
+      readings.push_back({"big-1", sort_key, {{"blob", std::string(4096, static_cast<char>('a' + i))}}});
+    }
+    // One a second: after the first 64 items of a page Query hands the rest to the helper when
+    // the page can take at least 160 more (query.cc's kProbeItems, kMinPartItems).
+    for (int i = 0; i < 400; ++i) {
+      char sort_key[40];
+      std::snprintf(sort_key, sizeof sort_key, "2026-06-23T09:%02d:%02d.000000000Z", i / 60, i % 60);
+      readings.push_back({"long-1", sort_key, {{"temperature", 20.0 + i % 7}, {"ok", i % 5 != 0}}});
+    }
     if (!store_->Write(readings).ok()) Die("Store::Write");
 
     options_.table_name = "readings";
-    options_.max_limit = 10;
-    options_.max_page_bytes = 1024;
+    options_.max_limit = 300;
+    options_.max_page_bytes = 32u << 10;
+    // Two cores as far as the helper knows, whatever this machine has, so it is offered parts.
+    helpers_ = std::make_unique<query::ReadHelpers>(1, /*cores=*/2);
     hooks_.metrics = [] { return std::string("# fuzz\n"); };
     hooks_.ready = [](std::string* detail) {
       *detail = "fuzz";
@@ -84,6 +100,7 @@ class ApiFixture {
   }
 
   ~ApiFixture() {
+    helpers_.reset();
     store_.reset();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
@@ -96,6 +113,7 @@ class ApiFixture {
 
   std::string dir_;
   std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<query::ReadHelpers> helpers_;
   query::HttpServerOptions options_;
   query::HttpHooks hooks_;
   std::chrono::system_clock::time_point started_;

@@ -5,15 +5,19 @@
 // topic is "sensors/fuzz-dev/readings". So seeds read as
 //     sensors/th-01/readings
 //     {"readingTs":"2026-06-23T08:00:00Z","temperature":21.5}
-// The first byte of the topic also picks one of a few PayloadOptions (device id only from the
-// payload, a small batch limit, a small size limit) so those branches are reached.
+// A first byte 0x01-0x05 (not part of the topic) picks other PayloadOptions (device id only from
+// the payload, a small batch limit, a 64-byte size limit, other topic patterns) so those branches
+// are reached; any other input runs with the defaults. (The options used to follow the topic's
+// first byte % 8, which put every "sensors/…" topic under the 64-byte limit.)
 //
 // Properties:
 //   - every reading has a valid device id, a normalised 30-byte sort key that normalises to
 //     itself, and valid attributes that survive the value codec;
 //   - a reading's device id agrees with the one the topic names, when the topic names one;
 //   - a non-array payload (or an empty or oversized batch) yields exactly one reading or one
-//     rejection, a batch exactly one per element; malformed JSON is kMalformedJson;
+//     rejection, a batch exactly one per element; malformed JSON, and JSON nested deeper than
+//     kMaxJsonDepth, is kMalformedJson;
+//   - within that depth, ParseJson parses exactly what nlohmann::json::parse does, alike;
 //   - DeviceIdFromTopic never returns an id containing '/'.
 #include <cstddef>
 #include <cstdint>
@@ -24,6 +28,7 @@
 
 #include "fuzz/fuzz_util.h"
 #include "ingest/payload.h"
+#include "json/parse.h"
 #include "storage/key.h"
 #include "storage/reading.h"
 
@@ -34,21 +39,22 @@ namespace storage = readingsd::storage;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   std::string_view input = AsView(data, size);
+  ingest::PayloadOptions options;
+  if (!input.empty() && input[0] >= 0x01 && input[0] <= 0x05) {
+    switch (input[0]) {
+      case 0x01: options.device_id_topic = ""; break;
+      case 0x02: options.max_batch = 3; break;
+      case 0x03: options.max_payload_bytes = 64; break;
+      case 0x04: options.device_id_topic = "{deviceId}"; break;
+      default: options.device_id_topic = "site/{deviceId}"; break;
+    }
+    input.remove_prefix(1);
+  }
   std::string_view topic = "sensors/fuzz-dev/readings";
   const auto newline = input.substr(0, 129).find('\n');
   if (newline != std::string_view::npos) {
     topic = input.substr(0, newline);
     input.remove_prefix(newline + 1);
-  }
-
-  ingest::PayloadOptions options;
-  switch (topic.empty() ? 0 : static_cast<unsigned char>(topic[0]) % 8) {
-    case 1: options.device_id_topic = ""; break;
-    case 2: options.max_batch = 3; break;
-    case 3: options.max_payload_bytes = 64; break;
-    case 4: options.device_id_topic = "{deviceId}"; break;
-    case 5: options.device_id_topic = "site/{deviceId}"; break;
-    default: break;  // the default options, most of the time
   }
 
   const std::string topic_device = ingest::DeviceIdFromTopic(options.device_id_topic, topic);
@@ -70,13 +76,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
   if (!out.readings.empty()) FUZZ_CHECK(outputs <= options.max_batch);
   if (input.size() <= options.max_payload_bytes) {
-    const nlohmann::json doc = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded() || !doc.is_array() || doc.empty() || doc.size() > options.max_batch) {
+    nlohmann::json doc;
+    const readingsd::JsonParseError error = readingsd::ParseJson(input, &doc);
+    const bool parsed = error == readingsd::JsonParseError::kNone;
+    if (!parsed || !doc.is_array() || doc.empty() || doc.size() > options.max_batch) {
       FUZZ_CHECK(outputs == 1);
     } else {
       FUZZ_CHECK(outputs == doc.size());
     }
-    if (doc.is_discarded()) FUZZ_CHECK(out.rejections[0].reason == ingest::RejectReason::kMalformedJson);
+    if (!parsed) FUZZ_CHECK(out.rejections[0].reason == ingest::RejectReason::kMalformedJson);
+    // Within the depth limit, ParseJson is nlohmann's parse.
+    if (error != readingsd::JsonParseError::kTooDeep) {
+      const nlohmann::json plain = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+      FUZZ_CHECK(plain.is_discarded() == !parsed);
+      if (parsed) FUZZ_CHECK(plain == doc);
+    }
   }
 
   for (const storage::Reading& reading : out.readings) {

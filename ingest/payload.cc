@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json/parse.h"
 #include "storage/key.h"
 
 namespace readingsd::ingest {
@@ -121,9 +122,12 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
                std::to_string(options.max_payload_bytes));
     return;
   }
-  json doc = json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    Reject(out, RejectReason::kMalformedJson, "payload is not valid JSON");
+  json doc;
+  if (JsonParseError error = ParseJson(payload, &doc); error != JsonParseError::kNone) {
+    Reject(out, RejectReason::kMalformedJson,
+           error == JsonParseError::kTooDeep
+               ? "payload nests deeper than " + std::to_string(kMaxJsonDepth) + " levels"
+               : "payload is not valid JSON");
     return;
   }
   std::string topic_device = DeviceIdFromTopic(options.device_id_topic, topic);

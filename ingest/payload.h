@@ -53,7 +53,8 @@ struct ParsedMessage {
 
 // A payload is one JSON object {"deviceId":…,"readingTs":…, attributes…} or an array of them.
 // Attributes are numbers, strings or booleans; null attributes are dropped; nested objects and
-// arrays are refused (kInvalidAttribute). In a batch, each element stands or falls alone.
+// arrays are refused (kInvalidAttribute). In a batch, each element stands or falls alone. JSON
+// nested deeper than kMaxJsonDepth (json/parse.h) is kMalformedJson and never built.
 void ParsePayload(const PayloadOptions& options, std::string_view topic, std::string_view payload,
                   ParsedMessage* out);
 

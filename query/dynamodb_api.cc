@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "json/parse.h"
 #include "query/expression.h"
 #include "query/filter.h"
 #include "query/query.h"
@@ -527,8 +528,15 @@ HttpResponse HandleDynamoDbRequest(const ApiContext& context, const HttpRequest&
                          " is not supported (readingsd serves Query, GetItem, DescribeTable and ListTables)");
   }
   *endpoint = operation->endpoint;
-  const Json body = Json::parse(request.body(), nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) {
+  Json body;
+  const JsonParseError error = ParseJson(request.body(), &body);
+  if (error == JsonParseError::kTooDeep) {
+    // DynamoDB's words for an item nested past its 32 levels; every body DynamoDB accepts is within.
+    return ErrorFromStatus(context, Status::InvalidArgument(
+                                        "Nesting Levels have exceeded supported limits: the request body nests "
+                                        "deeper than " + std::to_string(kMaxJsonDepth) + " levels"));
+  }
+  if (error != JsonParseError::kNone || !body.is_object()) {
     return DynamoDbError(context, http::status::bad_request, "SerializationException",
                          "the request body is not a JSON object");
   }

@@ -1,10 +1,17 @@
 // End to end: real mosquitto (the shipped config), the real readingsd binary, readingsd-publish,
 // and the store read back. No reading may be lost or doubled, whatever is killed.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <mosquitto.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <random>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include "query/query.h"
@@ -182,6 +189,27 @@ TEST(IngestE2E, BadPayloadsAreCountedByReasonAndGoodOnesAllStored) {
   EXPECT_EQ(daemon.StoredKeys({"good1", "x", "y"}).size(), static_cast<std::size_t>(good));
 }
 
+// Issue #20: a payload nested 60,000 levels deep (240 KB, under the 256 KB default cap) is refused as
+// malformed JSON without building the tree, and the daemon stores what comes next.
+TEST(IngestE2E, APayloadNestedTooDeepIsMalformedJsonAndTheDaemonGoesOn) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  std::string deep = R"({"readingTs":"2026-06-23T08:00:00Z","m":)";
+  for (int i = 0; i < 30000; ++i) deep += R"({"L":[)";
+  deep += "1";
+  for (int i = 0; i < 30000; ++i) deep += "]}";
+  deep += "}";
+  PublishAll(broker.port(), {{"sensors/deep1/readings", deep},
+                             {"sensors/deep1/readings", R"({"readingTs":"2026-06-23T08:00:01Z","t":1})"}});
+  EXPECT_EQ(daemon.WaitForStored({"deep1"}, 1, std::chrono::seconds(30)), 1u) << daemon.log();
+  auto [status, metrics] = Get(daemon.http_port(), "/metrics");
+  ASSERT_EQ(status, 200);
+  EXPECT_EQ(MetricValue(metrics, R"(readingsd_readings_rejected_total{reason="malformed_json"})"), 1);
+  EXPECT_TRUE(daemon.Running());
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 TEST(IngestE2E, MqttV5SessionSurvivesTheDaemonBeingDown) {
   // v5 ends a session at disconnect unless the client asks for an expiry: readingsd asks for one.
   MosquittoBroker broker;
@@ -282,6 +310,65 @@ TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
   EXPECT_EQ(bad, 64) << message;
   EXPECT_NE(message.find("from"), std::string::npos) << message;
   EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+// Answers the first connection on a loopback port of its own with `body` as a 200 JSON
+// response, as a server that is not readingsd could.
+class CannedHttpServer {
+ public:
+  explicit CannedHttpServer(std::string body) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 1) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      throw std::system_error(errno, std::generic_category(), "canned server on 127.0.0.1:0");
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this, response = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body] {
+      const int client = accept(fd_, nullptr, nullptr);
+      if (client < 0) return;  // shut down before anyone connected
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = recv(client, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        request.append(buf, static_cast<std::size_t>(n));
+      }
+      for (std::size_t sent = 0; sent < response.size();) {
+        const ssize_t n = send(client, response.data() + sent, response.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        sent += static_cast<std::size_t>(n);
+      }
+      close(client);
+    });
+  }
+  ~CannedHttpServer() {
+    shutdown(fd_, SHUT_RDWR);  // wakes accept() if nobody came
+    thread_.join();
+    close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// `readingsd query` reads what answers at http.listen: a page nested 100,000 levels deep is
+// refused like any unreadable answer, where printing it overflowed the stack.
+TEST(IngestE2E, QueryCommandRefusesAnAnswerNestedTooDeep) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CannedHttpServer server(R"({"items":[{"deviceId":"d1","readingTs":"2026-06-23T08:00:00.000000000Z","m":)" + deep +
+                          R"(}],"count":1,"scannedCount":1})");
+  auto [status, output] =
+      RunReadingsd({"--http.listen=127.0.0.1:" + std::to_string(server.port()), "query", "--device", "d1"});
+  EXPECT_EQ(status, 69) << output.substr(0, 200);  // kExitUnavailable, as for any answer that is not JSON
+  EXPECT_NE(output.find("readingsd query: HTTP 200"), std::string::npos) << output.substr(0, 200);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <boost/crc.hpp>
 #include <string>
 
+#include "json/parse.h"
 #include "tests/http/http_test_util.h"
 
 namespace readingsd::test {
@@ -29,6 +30,13 @@ class DynamoDbApiTest : public HttpServerTest {
     return {{"TableName", "readings"},
             {"KeyConditionExpression", "deviceId = :d AND readingTs BETWEEN :a AND :b"},
             {"ExpressionAttributeValues", {{":d", {{"S", device}}}, {":a", {{"S", a}}}, {":b", {{"S", b}}}}}};
+  }
+
+  HttpResult Send(HttpConnection& connection, const std::string& operation, const std::string& body) {
+    return connection.Send(
+        "POST", "/",
+        {{"X-Amz-Target", "DynamoDB_20120810." + operation}, {"Content-Type", "application/x-amz-json-1.0"}},
+        body);
   }
 
   // A DynamoDB error: status 400, x-amzn-ErrorType and __type agree; returns the message.
@@ -198,6 +206,64 @@ TEST_F(DynamoDbApiTest, WritesUnknownOperationsAndBadBodies) {
           "SerializationException");
   ErrorOf(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.Query"}}, "[1,2]"),
           "SerializationException");
+}
+
+// A JSON value `levels` deep: {"M":{"M":…{}…}}.
+std::string NestedMaps(int levels) {
+  std::string text;
+  for (int i = 1; i < levels; ++i) text += R"({"M":)";
+  text += "{}";
+  text.append(levels - 1, '}');
+  return text;
+}
+
+// {"L":[{"L":[…]}]}, two levels per wrap.
+std::string NestedLists(int wraps) {
+  std::string text;
+  for (int i = 0; i < wraps; ++i) text += R"({"L":[)";
+  for (int i = 0; i < wraps; ++i) text += "]}";
+  return text;
+}
+
+constexpr std::string_view kQueryHead =
+    R"({"TableName":"readings","KeyConditionExpression":"deviceId = :d",)";
+
+// Issue #20: about 90,000 levels (well under the 1 MB body cap) overflowed the stack of the
+// thread that copied the tree, and the process died. Now the parser stops at the limit.
+TEST_F(DynamoDbApiTest, RequestsNestedTooDeepAreRefusedAndTheServerStaysUp) {
+  constexpr int kDeep = 100000;
+  const std::pair<std::string, std::string> requests[] = {
+      {"Query", std::string(kQueryHead) + R"("ExpressionAttributeValues":{":d":{"S":"a1"}},"ExclusiveStartKey":)" +
+                    NestedMaps(kDeep) + "}"},
+      {"Query", std::string(kQueryHead) + R"("ExpressionAttributeValues":{":d":)" + NestedMaps(kDeep) + "}}"},
+      {"Query", std::string(kQueryHead) + R"("ExpressionAttributeValues":{":d":)" + NestedLists(kDeep) + "}}"},
+      {"GetItem", R"({"TableName":"readings","Key":)" + NestedMaps(kDeep) + "}"},
+  };
+  HttpConnection connection(port());
+  for (const auto& [operation, body] : requests) {
+    ASSERT_LT(body.size(), query::HttpServerOptions{}.max_body_bytes);  // not the 413 path
+    const std::string message = ErrorOf(Send(connection, operation, body), "ValidationException");
+    EXPECT_NE(message.find("Nesting Levels have exceeded supported limits"), std::string::npos) << message;
+    // The same connection is still served.
+    HttpResult next = Send(connection, "Query", Between("a1", "2026-06-23T08:00:00Z", "2026-06-23T08:01:00Z").dump());
+    ASSERT_EQ(next.status, 200) << next.body;
+    EXPECT_EQ(next.Json()["Count"], 2);
+  }
+}
+
+// The body object is level 1. Every request DynamoDB itself accepts nests far less deep.
+TEST_F(DynamoDbApiTest, NestingUpToTheLimitIsParsedOneLevelDeeperIsRefused) {
+  auto with_start_key = [](int levels) {
+    return std::string(kQueryHead) + R"("ExpressionAttributeValues":{":d":{"S":"a1"}},"ExclusiveStartKey":)" +
+           NestedMaps(levels) + "}";
+  };
+  HttpConnection connection(port());
+  EXPECT_NE(ErrorOf(Send(connection, "Query", with_start_key(kMaxJsonDepth - 1)), "ValidationException")
+                .find("ExclusiveStartKey: The provided key element does not match the schema"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Send(connection, "Query", with_start_key(kMaxJsonDepth)), "ValidationException")
+                .find("Nesting Levels have exceeded supported limits"),
+            std::string::npos);
 }
 
 }  // namespace

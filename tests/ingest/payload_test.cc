@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "json/parse.h"
+
 namespace readingsd::ingest {
 namespace {
 
@@ -87,6 +91,30 @@ TEST(Payload, EveryRejectReason) {
   EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","":1})")),
             RejectReason::kInvalidAttribute);
   for (RejectReason r : kAllRejectReasons) EXPECT_NE(ReasonName(r), "unknown");
+}
+
+// `levels` nested objects {"a":{"a":…1…}} as the attribute "m" of an otherwise valid reading, so
+// the reading sits at level 1 and "m" is 1 + levels deep.
+std::string ReadingNesting(int levels) {
+  std::string payload = R"({"readingTs":"2026-06-23T08:00:00Z","m":)";
+  for (int i = 0; i < levels; ++i) payload += R"({"a":)";
+  payload += "1";
+  payload.append(levels, '}');
+  return payload + "}";
+}
+
+TEST(Payload, NestingPastTheJsonLimitIsMalformedAndNeverBuilt) {
+  const std::string deep = ReadingNesting(40000);  // 240 KB, under the default 256 KB cap
+  ASSERT_LE(deep.size(), PayloadOptions{}.max_payload_bytes);
+  auto m = Parse(deep);
+  EXPECT_EQ(OnlyRejection(m), RejectReason::kMalformedJson);
+  EXPECT_EQ(m.rejections.at(0).message, "payload nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  EXPECT_EQ(OnlyRejection(Parse(std::string(100000, '[') + std::string(100000, ']'))),
+            RejectReason::kMalformedJson);
+
+  // At the limit the payload is parsed and refused for what it holds; one level more is not parsed.
+  EXPECT_EQ(OnlyRejection(Parse(ReadingNesting(kMaxJsonDepth - 1))), RejectReason::kInvalidAttribute);
+  EXPECT_EQ(OnlyRejection(Parse(ReadingNesting(kMaxJsonDepth))), RejectReason::kMalformedJson);
 }
 
 }  // namespace
