@@ -95,6 +95,7 @@ query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std:
   o.max_page_bytes = c.max_page_bytes;
   o.max_connections = c.max_connections;
   o.request_timeout = std::chrono::milliseconds(c.request_timeout_ms);
+  o.header_timeout = std::chrono::milliseconds(c.header_timeout_ms);
   o.bearer_tokens = std::move(tokens);
   o.table_name = c.table_name;
   return o;
