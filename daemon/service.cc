@@ -231,6 +231,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
   http_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
   };
+  http_hooks.on_connection_shed = [&exporter] { exporter.http_connections_shed().Increment(); };
+  http_hooks.on_connection_refused = [&exporter] { exporter.http_connections_refused().Increment(); };
   std::unique_ptr<query::HttpServer> http;
   if (Status s = query::HttpServer::Start(http_options, store.get(), http_hooks, &http); !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
