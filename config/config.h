@@ -63,6 +63,7 @@ struct HttpConfig {
   uint64_t max_page_bytes = 1048576;
   int max_connections = 256;
   int request_timeout_ms = 10000;
+  int header_timeout_ms = 3000;
 
   bool operator==(const HttpConfig&) const = default;
 };

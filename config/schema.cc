@@ -336,8 +336,18 @@ const std::vector<Key>& Keys() {
       READINGSD_KEY(http, max_limit, "largest page size (limit) a query may ask for", AtLeast(1)),
       READINGSD_KEY(http, max_page_bytes,
                     "a page ends once its items reach this size, as DynamoDB's 1 MB", AtLeast(1)),
-      READINGSD_KEY(http, max_connections, "most client connections open at once", AtLeast(1)),
-      READINGSD_KEY(http, request_timeout_ms, "time allowed to receive a request and answer it",
+      READINGSD_KEY(http, max_connections,
+                    "most client connections open at once; a new one sheds the one longest in the "
+                    "middle of sending a request, else the one idle longest, or gets 503 when "
+                    "every one is being answered",
+                    AtLeast(1)),
+      READINGSD_KEY(http, request_timeout_ms,
+                    "time allowed to receive a request and answer it; also how long an idle "
+                    "keep-alive connection stays open",
+                    AtLeast(1)),
+      READINGSD_KEY(http, header_timeout_ms,
+                    "time allowed to receive a request's header, from the connection or the "
+                    "request's first byte; slower clients are cut off",
                     AtLeast(1)),
 
       READINGSD_KEY(metrics, top_k, "hottest partitions reported by name", AtLeast(1)),

@@ -95,6 +95,7 @@ query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std:
   o.max_page_bytes = c.max_page_bytes;
   o.max_connections = c.max_connections;
   o.request_timeout = std::chrono::milliseconds(c.request_timeout_ms);
+  o.header_timeout = std::chrono::milliseconds(c.header_timeout_ms);
   o.bearer_tokens = std::move(tokens);
   o.table_name = c.table_name;
   return o;
@@ -230,6 +231,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
   http_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
   };
+  http_hooks.on_connection_shed = [&exporter] { exporter.http_connections_shed().Increment(); };
+  http_hooks.on_connection_refused = [&exporter] { exporter.http_connections_refused().Increment(); };
   std::unique_ptr<query::HttpServer> http;
   if (Status s = query::HttpServer::Start(http_options, store.get(), http_hooks, &http); !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());

@@ -100,6 +100,13 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
                                .Add({}, kBatchSecondsBuckets)),
       query_seconds_(HistogramFamily(registry_, "readingsd_query_seconds",
                                      "Time to answer one HTTP query, by endpoint.")),
+      http_connections_shed_(
+          CounterFamily(registry_, "readingsd_http_connections_shed_total",
+                        "HTTP connections closed while waiting for a request, to make room for a new one.")
+              .Add({})),
+      http_connections_refused_(CounterFamily(registry_, "readingsd_http_connections_refused_total",
+                                              "HTTP connections answered 503: every connection was busy.")
+                                    .Add({})),
       partitions_distinct_(SingleGauge(registry_, "readingsd_partitions_distinct",
                                        "Distinct partitions written in the window (estimate).")),
       partition_top_share_(

@@ -69,6 +69,10 @@ class Exporter {
   // readingsd_query_seconds{endpoint}. Called once per HTTP request, so the series is looked up
   // by the endpoint name alone, not by building a label set as Family::Add does.
   prometheus::Histogram& query_seconds(std::string_view endpoint);
+  // readingsd_http_connections_shed_total: connections closed to make room for a new one.
+  prometheus::Counter& http_connections_shed() { return http_connections_shed_; }
+  // readingsd_http_connections_refused_total: new connections answered 503, every one busy.
+  prometheus::Counter& http_connections_refused() { return http_connections_refused_; }
 
   // Called at every Serialize() to set the readingsd_rocksdb_* gauges; they read 0 until a
   // source is set. The source runs on the scraping thread and must not throw.
@@ -128,6 +132,8 @@ class Exporter {
   };
   std::mutex query_seconds_mutex_;
   std::unordered_map<std::string, prometheus::Histogram*, NameHash, std::equal_to<>> query_seconds_by_endpoint_;
+  prometheus::Counter& http_connections_shed_;
+  prometheus::Counter& http_connections_refused_;
 
   prometheus::Gauge& partitions_distinct_;
   prometheus::Gauge& partition_top_share_;

@@ -10,6 +10,9 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <cstdio>
+#include <limits>
+#include <list>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <thread>
@@ -31,15 +34,46 @@ using Executor = net::io_context::executor_type;
 using Socket = net::basic_stream_socket<tcp, Executor>;
 using Acceptor = net::basic_socket_acceptor<tcp, Executor>;
 
-// What all sessions share: fixed at Start, apart from the two counters.
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kReadSize = 65536;  // most bytes one read takes, as Beast's own reads
+
+class Session;
+
+// The connections the server holds, at most options.max_connections. A connection beyond that
+// makes room by shedding one that waits for a request, slow clients first (see
+// Session::shed_order_): a waiting client loses nothing it was promised, while one being
+// answered is never shed. Only when every connection is being answered is the new one refused.
+// Thread-safe: the acceptor admits on its thread, sessions leave from theirs, under one mutex
+// taken once per connection, never per request (a session ranks itself with an atomic).
+class ConnectionTable {
+ public:
+  enum class Admission { kAdmitted, kAdmittedByShedding, kRefused };
+
+  explicit ConnectionTable(std::size_t capacity) : capacity_(capacity) {}
+
+  // On the acceptor's thread. A shed session is closed on its own thread soon after.
+  Admission Admit(Session& session);
+  // From the session's destructor; nothing when it was shed or never admitted.
+  void Leave(Session& session);
+
+ private:
+  std::mutex mutex_;
+  std::list<Session*> sessions_;  // each admitted session until it leaves or is shed
+  const std::size_t capacity_;
+};
+
+// What all sessions share: fixed at Start, apart from the counter and the table.
 struct ServerState {
+  explicit ServerState(const HttpServerOptions& o)
+      : options(o), connections(static_cast<std::size_t>(o.max_connections)) {}
+
   HttpServerOptions options;
   const storage::Store* store = nullptr;
   HttpHooks hooks;
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
   uint64_t request_id_salt = 0;  // random, so request ids differ across restarts
   std::atomic<uint64_t> requests{0};
-  std::atomic<int> connections{0};
+  ConnectionTable connections;
   std::unique_ptr<ReadHelpers> read_helpers;
 };
 
@@ -114,66 +148,239 @@ HttpResponse Dispatch(ServerState& state, const HttpRequest& request, std::strin
   return HandleNativeRequest(context, request, endpoint);
 }
 
+// Why a request's body length is ambiguous, as the status and message to answer with.
+struct FramingError {
+  http::status status;
+  std::string_view message;
+};
+
+// Beast reads a body by Content-Length or by the chunked coding, and lets through some framings
+// that another HTTP hop (a proxy in front) may read differently: the bytes one takes for a body
+// the other takes for a second request. RFC 9112 §6.1 and §6.3 make these errors. Equal
+// duplicate Content-Lengths, which Beast accepts and RFC 9110 §8.6 allows either way, are
+// refused too: no client sends them, and a hop that keeps only one may read a different one.
+std::optional<FramingError> AmbiguousFraming(const HttpRequest& request) {
+  const auto codings = request.equal_range(http::field::transfer_encoding);
+  if (codings.first != codings.second) {
+    if (request.version() < 11)
+      return FramingError{http::status::bad_request, "Transfer-Encoding in HTTP/1.0"};
+    if (request.count(http::field::content_length) > 0) {
+      return FramingError{http::status::bad_request, "both Transfer-Encoding and Content-Length"};
+    }
+    int count = 0, chunked = 0;
+    bool last_is_chunked = false;
+    for (auto field = codings.first; field != codings.second; ++field) {  // one list over all fields
+      const http::opt_token_list list{field->value()};
+      if (!http::validate_list(list))
+        return FramingError{http::status::bad_request, "malformed Transfer-Encoding"};
+      for (const auto& coding : list) {
+        ++count;
+        last_is_chunked = beast::iequals(coding, "chunked");
+        chunked += last_is_chunked;
+      }
+    }
+    if (!last_is_chunked)
+      return FramingError{http::status::bad_request, "the last transfer coding is not chunked"};
+    if (chunked > 1) return FramingError{http::status::bad_request, "chunked more than once"};
+    if (count > 1)
+      return FramingError{http::status::not_implemented, "no transfer coding but chunked is supported"};
+  }
+  if (request.count(http::field::content_length) > 1 ||
+      ToStd(request[http::field::content_length]).find(',') != std::string_view::npos) {
+    return FramingError{http::status::bad_request, "more than one Content-Length"};
+  }
+  return std::nullopt;
+}
+
+// Whether header bytes hold an obsolete line folding (a line that starts with a space or a tab,
+// continuing the previous field). Beast joins the lines, as RFC 9112 §5.2 allows; a hop that
+// does not may read another value, so the request is refused instead. `bytes` are what one
+// Beast put() consumed: whole fields, as Beast takes a field only once it has seen that the next
+// line does not continue it, so a folding never straddles two calls.
+bool HasObsFold(std::string_view bytes) {
+  for (auto eol = bytes.find("\r\n"); eol != std::string_view::npos; eol = bytes.find("\r\n", eol + 2)) {
+    if (eol + 2 < bytes.size() && (bytes[eol + 2] == ' ' || bytes[eol + 2] == '\t')) return true;
+  }
+  return false;
+}
+
+// One connection. Every member is touched only on its io_context's thread, except shed_order_
+// (an atomic the acceptor reads and, to shed it, sets) and the table bookkeeping (guarded by the
+// ConnectionTable's mutex).
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Socket&& socket, std::shared_ptr<ServerState> state)
-      : stream_(std::move(socket)), state_(std::move(state)) {
-    ++state_->connections;
-  }
-  ~Session() { --state_->connections; }
+      : stream_(std::move(socket)), state_(std::move(state)) {}
+  ~Session() { state_->connections.Leave(*this); }
 
+  // Serves requests until the connection closes; only for an admitted session.
   void Run() {
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::Read, shared_from_this()));
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->Read(false); });
+  }
+
+  // Answers 503 without reading a request, then closes; for a session the table refused.
+  void Refuse() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+      HttpResponse response = NativeError(http::status::service_unavailable, "ServiceUnavailable",
+                                          "every connection is being answered; retry shortly");
+      response.set(http::field::retry_after, "1");
+      response.keep_alive(false);
+      response.prepare_payload();
+      self->Write(std::move(response));
+    });
   }
 
  private:
-  void Read() {
+  friend class ConnectionTable;
+
+  // shed_order_ ranks a session waiting for (the rest of) a request: the table sheds the lowest.
+  // Caught mid-request, it ranks by when the request started, before every session with nothing
+  // of its next request received (a new or idle kept-alive connection), which rank by when they
+  // started waiting. A slow loris is caught mid-request; a new connection's request may be unread
+  // only because its thread is busy. Else the session is answering or shed.
+  static constexpr int64_t kAnswering = std::numeric_limits<int64_t>::max();
+  static constexpr int64_t kShed = kAnswering - 1;
+  // Added to a time, it ranks after every plain time: 2^62 ns of uptime are 146 years.
+  static constexpr int64_t kNothingReceived = int64_t{1} << 62;
+  static int64_t Ticks(Clock::time_point t) { return t.time_since_epoch().count(); }
+
+  // Both false when the table shed the session meanwhile: then it answers nothing and closes.
+  bool StartAnswering() { return SetShedOrder(kAnswering); }
+  // Before waiting for more of a request already begun.
+  bool CaughtMidRequest() {
+    if (mid_request_) return true;
+    mid_request_ = true;
+    return SetShedOrder(Ticks(request_started_));
+  }
+  bool SetShedOrder(int64_t order) {
+    int64_t old = shed_order_.load();
+    return old != kShed && shed_order_.compare_exchange_strong(old, order);  // fails only for kShed
+  }
+
+  // From the acceptor's thread, once the table has marked the session shed.
+  void Shed() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->stream_.close(); });
+  }
+
+  // Reads the next request. The connection idles up to request_timeout for its first byte when
+  // `kept_alive` and nothing of it is buffered; from its start (the accept, or that first byte)
+  // its header must be whole within header_timeout, and the request within request_timeout.
+  void Read(bool kept_alive) {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(state_->options.max_header_bytes));
     parser_->body_limit(state_->options.max_body_bytes);
-    // One deadline for the whole request, not one per read: a client that trickles bytes (slow
-    // loris) or idles on a keep-alive connection is cut off when it passes.
-    stream_.expires_after(state_->options.request_timeout);
+    mid_request_ = false;
+    idle_ = kept_alive && buffer_.size() == 0;
+    if (idle_) {
+      stream_.expires_after(state_->options.request_timeout);
+    } else {
+      StartRequest();
+    }
+    ReadHeader();
+  }
+
+  // One deadline for the header and one for the whole request, not one per read: a client that
+  // trickles bytes (slow loris) is cut off when it passes.
+  void StartRequest() {
+    request_started_ = Clock::now();
+    stream_.expires_at(request_started_ +
+                       std::min(state_->options.header_timeout, state_->options.request_timeout));
+  }
+
+  // Beast's own read loop (http::async_read_header), but it sees the bytes each put() consumes,
+  // for obsolete line folding, which Beast accepts without a trace in what it parses.
+  void ReadHeader() {
+    beast::error_code ec = http::error::need_more;
+    if (buffer_.size() > 0) {
+      const net::const_buffer bytes = buffer_.data();
+      const std::size_t used = parser_->put(bytes, ec);
+      const bool folded = HasObsFold({static_cast<const char*>(bytes.data()), used});
+      buffer_.consume(used);
+      if (folded) return Reject(http::status::bad_request, "BadRequest", "obsolete line folding");
+    }
+    if (ec == http::error::need_more) {
+      if (parser_->got_some() && !CaughtMidRequest()) return;
+      stream_.async_read_some(buffer_.prepare(beast::read_size(buffer_, kReadSize)),
+                              beast::bind_front_handler(&Session::OnReadSome, shared_from_this()));
+    } else if (ec) {
+      OnRead(ec);
+    } else {
+      OnHeader();
+    }
+  }
+
+  void OnReadSome(beast::error_code ec, std::size_t bytes) {
+    if (ec) return;  // the peer left, timed out or was shed: nobody to answer
+    buffer_.commit(bytes);
+    if (idle_) {
+      idle_ = false;
+      StartRequest();
+    }
+    ReadHeader();
+  }
+
+  void OnHeader() {
+    if (const auto error = AmbiguousFraming(parser_->get())) {
+      return Reject(error->status,
+                    error->status == http::status::bad_request ? "BadRequest" : "NotImplemented",
+                    "ambiguous message framing: " + std::string(error->message));
+    }
+    // A small body mostly comes with its header: parsed here, it costs no round through the
+    // io_context, which http::async_read takes even when it has nothing to read.
+    beast::error_code ec;
+    if (!parser_->is_done() && buffer_.size() > 0) {
+      parser_->eager(true);
+      buffer_.consume(parser_->put(buffer_.data(), ec));
+    }
+    if (parser_->is_done() || (ec && ec != http::error::need_more)) return OnRead(ec);
+    if (!CaughtMidRequest()) return;
+    stream_.expires_at(request_started_ + state_->options.request_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
-  void OnRead(beast::error_code ec, std::size_t) {
-    const auto started = std::chrono::steady_clock::now();
-    std::string_view endpoint = "other";
-    HttpResponse response;
-    bool keep_alive = false;
+  void OnRead(beast::error_code ec, std::size_t = 0) {
     if (ec == http::error::header_limit) {
-      response = NativeError(
+      return Reject(
           http::status::request_header_fields_too_large, "HeaderTooLarge",
           "request header larger than " + std::to_string(state_->options.max_header_bytes) + " bytes");
-    } else if (ec == http::error::body_limit) {
-      response = NativeError(
-          http::status::payload_too_large, "PayloadTooLarge",
-          "request body larger than " + std::to_string(state_->options.max_body_bytes) + " bytes");
-    } else if (ec && ec != http::error::end_of_stream && ec != http::error::partial_message &&
-               ec.category() == http::make_error_code(http::error::bad_target).category()) {
-      response =
-          NativeError(http::status::bad_request, "BadRequest", "malformed HTTP request: " + ec.message());
-    } else if (ec) {
-      return Close();  // the peer left, timed out, or the socket failed: nobody to answer
-    } else {
-      const HttpRequest& request = parser_->get();
-      keep_alive = request.keep_alive();
-      try {
-        ReadHelpers::ScopedRequest answering(*state_->read_helpers);
-        response = Dispatch(*state_, request, &endpoint);
-      } catch (const std::exception&) {
-        // The APIs return errors as values; this is only for allocation failure and the like.
-        response = NativeError(http::status::internal_server_error, "InternalError", "internal error");
-      }
-      response.version(request.version());
     }
+    if (ec == http::error::body_limit) {
+      return Reject(http::status::payload_too_large, "PayloadTooLarge",
+                    "request body larger than " + std::to_string(state_->options.max_body_bytes) + " bytes");
+    }
+    if (ec && ec != http::error::end_of_stream && ec != http::error::partial_message &&
+        ec.category() == http::make_error_code(http::error::bad_target).category()) {
+      return Reject(http::status::bad_request, "BadRequest", "malformed HTTP request: " + ec.message());
+    }
+    if (ec || !StartAnswering()) return;  // the peer left, timed out or was shed: nobody to answer
+    const auto started = Clock::now();
+    const HttpRequest& request = parser_->get();
+    std::string_view endpoint = "other";
+    HttpResponse response;
+    try {
+      ReadHelpers::ScopedRequest answering(*state_->read_helpers);
+      response = Dispatch(*state_, request, &endpoint);
+    } catch (const std::exception&) {
+      // The APIs return errors as values; this is only for allocation failure and the like.
+      response = NativeError(http::status::internal_server_error, "InternalError", "internal error");
+    }
+    response.version(request.version());
+    Respond(std::move(response), endpoint, request.keep_alive(), started);
+  }
+
+  // A request the server will not read further: answered, then the connection closes, so
+  // nothing after it is taken for a request.
+  void Reject(http::status status, std::string_view code, const std::string& message) {
+    if (!StartAnswering()) return;
+    Respond(NativeError(status, code, message), "other", false, Clock::now());
+  }
+
+  void Respond(HttpResponse response, std::string_view endpoint, bool keep_alive, Clock::time_point started) {
     response.keep_alive(keep_alive);
     response.prepare_payload();
     if (state_->hooks.on_request) {
-      state_->hooks.on_request(
-          endpoint, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      state_->hooks.on_request(endpoint, std::chrono::duration<double>(Clock::now() - started).count());
     }
     Write(std::move(response));
   }
@@ -186,22 +393,77 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnWrite(bool close, beast::error_code ec, std::size_t) {
-    if (ec || close) return Close();
-    Read();
+    if (ec) return;
+    shed_order_.store(kNothingReceived + Ticks(Clock::now()));
+    if (close) return Linger();
+    Read(true);
   }
 
-  // Half-close: the client reads the last response to its end before the socket goes.
-  void Close() {
+  // Half-closes, then drops what the client still sends until it closes too (or header_timeout
+  // passes): closing with unread bytes would reset the connection, and a reset can destroy the
+  // last response before the client has read it.
+  void Linger() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(state_->options.header_timeout);
+    Discard();
+  }
+
+  void Discard() {
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(beast::read_size(buffer_, kReadSize)),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (!ec) self->Discard();
+                            });
   }
 
   beast::basic_stream<tcp, Executor> stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;  // fresh per request
+  bool idle_ = false;         // no byte of the next request yet
+  bool mid_request_ = false;  // shed_order_ says so
+  Clock::time_point request_started_;
   HttpResponse response_;
   std::shared_ptr<ServerState> state_;
+  std::atomic<int64_t> shed_order_{kNothingReceived + Ticks(Clock::now())};
+  std::list<Session*>::iterator table_entry_;  // valid while in_table_
+  bool in_table_ = false;
 };
+
+ConnectionTable::Admission ConnectionTable::Admit(Session& session) {
+  std::shared_ptr<Session> shed;
+  bool shedding = false;
+  {
+    std::lock_guard lock(mutex_);
+    while (sessions_.size() >= capacity_) {
+      auto first = sessions_.end();
+      int64_t first_order = Session::kShed;
+      for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+        const int64_t order = (*it)->shed_order_.load();
+        if (order < first_order) {
+          first = it;
+          first_order = order;
+        }
+      }
+      if (first == sessions_.end()) return Admission::kRefused;
+      // Fails when its order has just changed (it received or answered something): look again.
+      if (!(*first)->shed_order_.compare_exchange_strong(first_order, Session::kShed)) continue;
+      shed = (*first)->weak_from_this().lock();  // empty when it is being destroyed: closed anyway
+      (*first)->in_table_ = false;
+      sessions_.erase(first);
+      shedding = true;
+    }
+    session.table_entry_ = sessions_.insert(sessions_.end(), &session);
+    session.in_table_ = true;
+  }
+  if (shed) shed->Shed();
+  return shedding ? Admission::kAdmittedByShedding : Admission::kAdmitted;
+}
+
+void ConnectionTable::Leave(Session& session) {
+  std::lock_guard lock(mutex_);
+  if (session.in_table_) sessions_.erase(session.table_entry_);
+}
 
 // Accepts on the first io_context and hands connections round-robin to all of them. Each runs on
 // its own thread, so a session's handlers always run where its socket's events arrive: one
@@ -231,12 +493,18 @@ class Listener : public std::enable_shared_from_this<Listener> {
       });
       return;
     }
-    // Sessions only ever leave concurrently, so counting here cannot overshoot the cap.
-    if (state_->connections.load() >= state_->options.max_connections) {
-      beast::error_code ignored;
-      socket.close(ignored);
-    } else {
-      std::make_shared<Session>(std::move(socket), state_)->Run();
+    auto session = std::make_shared<Session>(std::move(socket), state_);
+    switch (state_->connections.Admit(*session)) {
+      case ConnectionTable::Admission::kAdmittedByShedding:
+        if (state_->hooks.on_connection_shed) state_->hooks.on_connection_shed();
+        [[fallthrough]];
+      case ConnectionTable::Admission::kAdmitted:
+        session->Run();
+        break;
+      case ConnectionTable::Admission::kRefused:
+        if (state_->hooks.on_connection_refused) state_->hooks.on_connection_refused();
+        session->Refuse();
+        break;
     }
     Accept();
   }
@@ -275,6 +543,7 @@ Status ValidateOptions(const HttpServerOptions& options) {
   }
   if (options.request_timeout.count() <= 0)
     return Status::InvalidArgument("request_timeout must be positive");
+  if (options.header_timeout.count() <= 0) return Status::InvalidArgument("header_timeout must be positive");
   if (options.table_name.empty()) return Status::InvalidArgument("table_name must not be empty");
   for (const std::string& token : options.bearer_tokens) {
     if (token.empty()) return Status::InvalidArgument("a bearer token is empty");
@@ -305,8 +574,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const storage::Store*
   if (Status s = ValidateOptions(options); !s.ok()) return s;
   if (!store) return Status::InvalidArgument("no store");
   auto impl = std::make_unique<Impl>();
-  impl->state = std::make_shared<ServerState>();
-  impl->state->options = options;
+  impl->state = std::make_shared<ServerState>(options);
   impl->state->store = store;
   impl->state->hooks = std::move(hooks);
   impl->state->request_id_salt = std::random_device{}() * 0x100000000ull + std::random_device{}();

@@ -2,10 +2,16 @@
 // and a DynamoDB-compatible endpoint (query/dynamodb_api.h) on one listening socket.
 //
 // A small fixed number of threads, each running its own io_context; connections are handed to
-// them round-robin. One session per connection, run by its io_context's one thread, so no
-// connection state is shared between threads. Queries run on the I/O threads: a page is bounded
-// by max_limit and max_page_bytes, so no request holds a thread (and the connections it serves)
-// for long. A long page may have its later part read by an idle read helper meanwhile.
+// them round-robin. One session per connection, run by its io_context's one thread; the only
+// connection state other threads see is whether it waits for a request, which the acceptor reads
+// to choose a connection to shed when all are taken. Queries run on the I/O threads: a page is
+// bounded by max_limit and max_page_bytes, so no request holds a thread (and the connections it
+// serves) for long. A long page may have its later part read by an idle read helper meanwhile.
+//
+// Requests whose body length another HTTP hop could read differently (RFC 9112 §6.3: a
+// Transfer-Encoding not ending in chunked, beside Content-Length, or on HTTP/1.0; more than one
+// Content-Length; obsolete line folding) get 400 and the connection is closed, so no request can
+// hide in another's body (request smuggling).
 #pragma once
 
 #include <chrono>
@@ -36,10 +42,18 @@ struct HttpServerOptions {
   std::size_t max_header_bytes = 8192;   // larger request headers get 431
   std::size_t max_limit = 10000;         // largest page (native limit / n, DynamoDB Limit)
   std::size_t max_page_bytes = 1 << 20;  // a page also ends after this many bytes read
-  int max_connections = 256;             // connections beyond it are closed at once
+  // A connection beyond it sheds one that waits for a request: the one longest in the middle of
+  // sending one (a slow client), else the one idle longest. One being answered is never shed;
+  // when every connection is being answered, the new one gets a 503 with Retry-After instead.
+  // So a slow client cannot lock the others out.
+  int max_connections = 256;
   // A request must arrive whole within this time, and an idle keep-alive connection is closed
   // after it: a slow or silent client cannot hold a connection.
   std::chrono::milliseconds request_timeout{10000};
+  // A request's header must arrive whole within this time of its start: the accept, or its first
+  // byte on a kept-alive connection. Far shorter than request_timeout, because a header is
+  // small and a client that trickles it (slow loris) is holding a connection, not sending.
+  std::chrono::milliseconds header_timeout{3000};
   // Non-empty: every endpoint but /healthz needs `Authorization: Bearer <token>` or, for AWS
   // clients that cannot send one, a SigV4 Authorization header whose access key id is a token.
   std::vector<std::string> bearer_tokens;
@@ -56,6 +70,10 @@ struct HttpHooks {
   std::function<void(std::string_view endpoint, double seconds)> on_request;
   // Once per query or get: the partition, the items read and the bytes of items returned.
   std::function<void(std::string_view device_id, std::size_t items, std::size_t bytes)> on_partition_read;
+  // A connection was closed to make room for a new one (see max_connections).
+  std::function<void()> on_connection_shed;
+  // A new connection got a 503 because every connection was being answered.
+  std::function<void()> on_connection_refused;
 };
 
 class HttpServer {

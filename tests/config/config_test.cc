@@ -168,6 +168,7 @@ Config EveryKeyChanged() {
   c.http.max_page_bytes = 4;
   c.http.max_connections = 5;
   c.http.request_timeout_ms = 6;
+  c.http.header_timeout_ms = 7;
   c.metrics.top_k = 1;
   c.metrics.window_seconds = 3600;
   c.metrics.partition_wcu_limit = 0.1;

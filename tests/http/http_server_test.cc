@@ -104,30 +104,6 @@ TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosedAfterTheTimeout) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
 }
 
-TEST_F(HttpServerTest, ConnectionsBeyondTheCapAreClosed) {
-  query::HttpServerOptions options;
-  options.max_connections = 2;
-  StartServer(options);
-  auto first = std::make_unique<HttpConnection>(port());
-  HttpConnection second(port());
-  EXPECT_EQ(first->Get("/healthz").status, 200);
-  EXPECT_EQ(second.Get("/healthz").status, 200);
-  HttpConnection third(port());
-  EXPECT_TRUE(third.ClosedWithin(2s));
-
-  first.reset();  // frees a slot once the server sees the close
-  int status = 0;
-  for (int attempt = 0; attempt < 50 && status != 200; ++attempt) {
-    try {
-      status = Get(port(), "/healthz").status;
-    } catch (const std::exception&) {
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-  EXPECT_EQ(status, 200);
-  EXPECT_EQ(second.Get("/healthz").status, 200);
-}
-
 // Each thread runs its own io_context and connections are dealt to them in turn: every thread
 // serves some, and a connection's requests all run on the thread it was given.
 TEST_F(HttpServerTest, ConnectionsAreSpreadOverTheThreadsAndStayOnTheirs) {

@@ -57,17 +57,21 @@ HttpResult HttpConnection::ReadResponse() {
   return result;
 }
 
-bool HttpConnection::ClosedWithin(std::chrono::milliseconds timeout) {
+std::optional<std::string> HttpConnection::ReadUntilClosed(std::chrono::milliseconds timeout) {
+  std::string received(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+  buffer_.consume(buffer_.size());
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  char buf[1024];
+  char buf[4096];
   for (;;) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
             .count();
-    if (left <= 0) return false;
+    if (left <= 0) return std::nullopt;
     pollfd p{socket_.native_handle(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) return false;
-    if (::recv(socket_.native_handle(), buf, sizeof buf, 0) <= 0) return true;  // EOF or reset
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) return std::nullopt;
+    const ssize_t n = ::recv(socket_.native_handle(), buf, sizeof buf, 0);
+    if (n <= 0) return received;  // EOF or reset
+    received.append(buf, static_cast<std::size_t>(n));
   }
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,10 @@ class HttpConnection {
   void Write(const std::string& bytes);
   HttpResult ReadResponse();
   // True when the server closes the connection (EOF or reset) within `timeout`.
-  bool ClosedWithin(std::chrono::milliseconds timeout);
+  bool ClosedWithin(std::chrono::milliseconds timeout) { return ReadUntilClosed(timeout).has_value(); }
+  // Every byte not yet read by ReadResponse, up to the server closing the connection; nullopt
+  // when it does not close within `timeout`.
+  std::optional<std::string> ReadUntilClosed(std::chrono::milliseconds timeout);
 
  private:
   boost::asio::io_context ioc_;

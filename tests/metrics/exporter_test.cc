@@ -44,6 +44,8 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
   exporter.write_batch_size().Observe(64);
   exporter.write_batch_seconds().Observe(0.003);
   exporter.query_seconds("readings").Observe(0.02);
+  exporter.http_connections_shed().Increment(3);
+  exporter.http_connections_refused().Increment();
   exporter.SetStoreFiguresSource([] {
     StoreFigures figures;
     figures.sst_bytes = 123'456;
@@ -64,7 +66,9 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
         "readingsd_low_cardinality_partition_key", "readingsd_readings_ingested_total",
         "readingsd_readings_rejected_total", "readingsd_mqtt_connected",
         "readingsd_mqtt_reconnects_total", "readingsd_write_batch_size",
-        "readingsd_write_batch_seconds", "readingsd_query_seconds", "readingsd_rocksdb_sst_bytes",
+        "readingsd_write_batch_seconds", "readingsd_query_seconds",
+        "readingsd_http_connections_shed_total", "readingsd_http_connections_refused_total",
+        "readingsd_rocksdb_sst_bytes",
         "readingsd_rocksdb_memtable_bytes", "readingsd_rocksdb_pending_compaction_bytes",
         "readingsd_rocksdb_stall_micros", "readingsd_rocksdb_estimated_keys",
         "readingsd_rocksdb_block_cache_misses", "readingsd_rocksdb_block_cache_bytes",
@@ -75,6 +79,8 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
   EXPECT_TRUE(Contains(text, "readingsd_partition_reads{partition=\"DEV#1\"} 3\n"));
   EXPECT_TRUE(Contains(text, "readingsd_readings_rejected_total{reason=\"bad_payload\"} 2\n"));
   EXPECT_TRUE(Contains(text, "readingsd_query_seconds_count{endpoint=\"readings\"} 1\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_http_connections_shed_total 3\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_http_connections_refused_total 1\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_sst_bytes 123456\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_estimated_keys 42\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_misses 7\n"));
