@@ -63,7 +63,8 @@ Status CheckStore(const StoreOptions& options, internal::DirState* dir, internal
   Status io_error;
   *problems = internal::Check(options.path, *dir, *probe, &io_error);
   if (!io_error.ok()) return io_error;
-  if (probe->db && probe->format != internal::kFormatValue) {
+  // A damaged store may have lost the file holding the format key: that is one of its problems.
+  if (probe->db && problems->empty() && probe->format != internal::kFormatValue) {
     return Status::InvalidArgument("data dir " + options.path + " is not a readingsd store of key format " +
                                    std::string(internal::kFormatValue));
   }

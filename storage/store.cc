@@ -315,7 +315,8 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
     if (s.ToString().find("lock") != std::string::npos) {
       return Status::Busy("data dir " + options.path + " is in use by another process (" + s.ToString() + ")");
     }
-    return FromRocks(s, "cannot open data dir " + options.path);
+    std::string gap = open.wal_filter->gap().empty() ? "" : " (" + open.wal_filter->gap() + ")";
+    return FromRocks(s, "cannot open data dir " + options.path + gap);
   }
   open.db.reset(raw);
   if (create) {
