@@ -9,6 +9,7 @@
 #include <sstream>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "daemon/http_client.h"
 #include "daemon/service.h"
@@ -68,6 +69,25 @@ void PrintTable(const std::vector<json>& items) {
   }
 }
 
+// A command's options into *vm; the exit code when the command is done already (--help, or a
+// usage error, which is printed with the usage).
+std::optional<int> ParseOptions(const char* command, const po::options_description& desc,
+                                const std::vector<std::string>& args, po::variables_map* vm) {
+  try {
+    std::vector<std::string> argv = args;
+    po::store(po::command_line_parser(argv).options(desc).run(), *vm);
+    if (vm->count("help")) {
+      std::cout << desc;
+      return kExitOk;
+    }
+    po::notify(*vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "readingsd %s: %s\n%s", command, e.what(), (std::ostringstream() << desc).str().c_str());
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args) {
@@ -82,18 +102,7 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
       "attributes", po::value<std::string>(), "only these attributes, e.g. temperature,humidity")(
       "all", "follow nextCursor to the end")("json", "print the raw JSON pages");
   po::variables_map vm;
-  try {
-    std::vector<std::string> argv = args;
-    po::store(po::command_line_parser(argv).options(desc).run(), vm);
-    if (vm.count("help")) {
-      std::cout << desc;
-      return kExitOk;
-    }
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "readingsd query: %s\n%s", e.what(), (std::ostringstream() << desc).str().c_str());
-    return kExitUsage;
-  }
+  if (std::optional<int> exit = ParseOptions("query", desc, args, &vm)) return *exit;
 
   // --latest N asks for the newest-first page of N (what /latest answers), so conditions and
   // --all's cursor work with it as with any page; /latest itself takes neither.
@@ -208,18 +217,7 @@ int RepairCommand(const config::Config& config, const std::vector<std::string>& 
   desc.add_options()("help,h", "this text")("yes", "repair (without it: only report, changing nothing)")(
       "copy-to", po::value<std::string>(), "where to keep the copy made first (default: DATA_DIR.before-repair-TIME)");
   po::variables_map vm;
-  try {
-    std::vector<std::string> argv = args;
-    po::store(po::command_line_parser(argv).options(desc).run(), vm);
-    if (vm.count("help")) {
-      std::cout << desc;
-      return kExitOk;
-    }
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "readingsd repair: %s\n%s", e.what(), (std::ostringstream() << desc).str().c_str());
-    return kExitUsage;
-  }
+  if (std::optional<int> exit = ParseOptions("repair", desc, args, &vm)) return *exit;
   storage::StoreOptions options;
   options.path = config.storage.data_dir;
   storage::RepairOptions repair;

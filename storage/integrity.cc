@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <chrono>
-#include <ctime>
 #include <filesystem>
 
 #include "storage/key.h"
@@ -69,15 +67,6 @@ Status CheckStore(const StoreOptions& options, internal::DirState* dir, internal
                                    std::string(internal::kFormatValue));
   }
   return Status::OK();
-}
-
-std::string UtcStamp() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm;
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
 }
 
 Status CopyDir(const std::string& from, const std::string& to) {
@@ -183,7 +172,7 @@ Status RepairStore(const StoreOptions& options, const RepairOptions& repair, Rep
   fs::remove_all(preview, ec);
   if (!s.ok() || !repair.apply) return s;
 
-  report->copy = repair.copy_to.empty() ? ro.path + ".before-repair-" + UtcStamp() : repair.copy_to;
+  report->copy = repair.copy_to.empty() ? ro.path + ".before-repair-" + internal::UtcNow("%Y%m%dT%H%M%SZ") : repair.copy_to;
   if (fs::exists(report->copy)) return Status::InvalidArgument(report->copy + " already exists");
   if (s = CopyDir(ro.path, report->copy); !s.ok()) return s;
   lock.Release();  // RepairDB takes it itself

@@ -258,8 +258,12 @@ class RocksStore : public Store {
     if (db_->Resume().ok()) write_failed_ = false;
   }
 
-  // A failed mark (a full disk) leaves the previous one, which the store still satisfies.
+  // A failed mark (a full disk) leaves the previous one, which the store still satisfies. None
+  // is tried while writes fail: nothing new is durable then, and a SyncWAL on a store stopped by
+  // a full disk changed how it came back (writes went through again on a disk still full,
+  // tests/daemon/faults_test.cc); resuming is MaybeResume's alone.
   bool Mark() {
+    if (write_failed_.load(std::memory_order_acquire)) return false;
     Status s = internal::TakeMark(db_, open_.path, open_.id);
     if (!s.ok()) rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, db_->GetDBOptions().info_log, "readingsd: %s", s.ToString().c_str());
     return s.ok();

@@ -124,15 +124,6 @@ uint64_t ManifestNumber(const std::string& name) {
   return n;
 }
 
-std::string UtcNow() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm;
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 Status SyncDir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Status::IOError(Errno("cannot open " + dir));
@@ -195,6 +186,15 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
 }
 
 }  // namespace
+
+std::string UtcNow(const char* format) {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm;
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
 
 Status InspectDir(const std::string& path, DirState* state) {
   *state = DirState();
@@ -355,7 +355,7 @@ std::string NewStoreId() {
 Status TakeMark(rocksdb::DB* db, const std::string& dir, const std::string& id, bool sync_wal) {
   HighWater m;
   m.id = id;
-  m.written = UtcNow();
+  m.written = UtcNow("%Y-%m-%dT%H:%M:%SZ");
   m.sequence = db->GetLatestSequenceNumber();
   if (sync_wal) {
     if (auto s = db->SyncWAL(); !s.ok()) return FromRocks(s, "high-water mark: sync WAL");

@@ -108,6 +108,8 @@ std::string ForeignDir(const std::string& path, const std::vector<std::string>& 
 // Written atomically: a temp file, fsync, rename, fsync of the directory.
 Status WriteMarker(const std::string& dir, const Marker& marker);
 std::string NewStoreId();
+// The current UTC time in strftime's `format`.
+std::string UtcNow(const char* format);
 // Syncs the WAL and the MANIFEST, then writes what they now durably hold as the new mark.
 // `sync_wal` false for a store without a WAL to sync (right after a repair).
 Status TakeMark(rocksdb::DB* db, const std::string& dir, const std::string& id, bool sync_wal = true);
