@@ -95,6 +95,8 @@ bool ParseCommandLine(int argc, const char* const* argv, Config* config, Command
       {"run", Command::kRun},
       {"query", Command::kQuery},
       {"backup", Command::kBackup},
+      {"verify", Command::kVerify},
+      {"repair", Command::kRepair},
       {"check-config", Command::kCheckConfig},
   };
   CommandLine result;
@@ -196,7 +198,8 @@ bool ParseCommandLine(int argc, const char* const* argv, Config* config, Command
     *error = "backup: needs exactly one argument, the directory to write the copy to";
     return false;
   }
-  if ((result.command == Command::kRun || result.command == Command::kCheckConfig) &&
+  if ((result.command == Command::kRun || result.command == Command::kCheckConfig ||
+       result.command == Command::kVerify) &&
       !result.args.empty()) {
     *error = std::string(command) + ": unexpected argument \"" + result.args.front() +
              "\" (options go before the command)";

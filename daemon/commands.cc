@@ -4,14 +4,17 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "daemon/http_client.h"
 #include "daemon/service.h"
 #include "json/parse.h"
+#include "storage/integrity.h"
 #include "storage/store.h"
 
 namespace readingsd::daemon {
@@ -67,6 +70,25 @@ void PrintTable(const std::vector<json>& items) {
   }
 }
 
+// A command's options into *vm; the exit code when the command is done already (--help, or a
+// usage error, which is printed with the usage).
+std::optional<int> ParseOptions(const char* command, const po::options_description& desc,
+                                const std::vector<std::string>& args, po::variables_map* vm) {
+  try {
+    std::vector<std::string> argv = args;
+    po::store(po::command_line_parser(argv).options(desc).run(), *vm);
+    if (vm->count("help")) {
+      std::cout << desc;
+      return kExitOk;
+    }
+    po::notify(*vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "readingsd %s: %s\n%s", command, e.what(), (std::ostringstream() << desc).str().c_str());
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args) {
@@ -81,18 +103,7 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
       "attributes", po::value<std::string>(), "only these attributes, e.g. temperature,humidity")(
       "all", "follow nextCursor to the end")("json", "print the raw JSON pages");
   po::variables_map vm;
-  try {
-    std::vector<std::string> argv = args;
-    po::store(po::command_line_parser(argv).options(desc).run(), vm);
-    if (vm.count("help")) {
-      std::cout << desc;
-      return kExitOk;
-    }
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "readingsd query: %s\n%s", e.what(), (std::ostringstream() << desc).str().c_str());
-    return kExitUsage;
-  }
+  if (std::optional<int> exit = ParseOptions("query", desc, args, &vm)) return *exit;
 
   // --latest N asks for the newest-first page of N (what /latest answers), so conditions and
   // --all's cursor work with it as with any page; /latest itself takes neither.
@@ -171,6 +182,79 @@ int BackupCommand(const config::Config& config, const std::vector<std::string>& 
   }
   std::printf("backup of %s written to %s; open it with --storage.data_dir=%s\n", options.path.c_str(),
               args[0].c_str(), args[0].c_str());
+  return kExitOk;
+}
+
+int VerifyCommand(const config::Config& config) {
+  storage::StoreOptions options;
+  options.path = config.storage.data_dir;
+  options.block_cache_bytes = config.storage.block_cache_mb << 20;
+  auto last = std::chrono::steady_clock::time_point();
+  auto progress = [&last](const storage::VerifyProgress& p) {
+    auto now = std::chrono::steady_clock::now();
+    if (p.files_done != p.files_total && now - last < std::chrono::seconds(1)) return;
+    last = now;
+    std::fprintf(stderr, "verify: %zu/%zu files, %.1f/%.1f MiB\n", p.files_done, p.files_total,
+                 static_cast<double>(p.bytes_done) / (1 << 20), static_cast<double>(p.bytes_total) / (1 << 20));
+  };
+  storage::VerifyReport report;
+  if (Status s = storage::VerifyStore(options, progress, &report); !s.ok()) {
+    std::fprintf(stderr, "readingsd verify: %s\n", s.ToString().c_str());
+    return ExitCodeFor(s);
+  }
+  if (report.problems.empty()) {
+    std::printf("data dir %s is sound: its MANIFEST, WAL and high-water mark agree, and every block of its %zu SST "
+                "files (%.1f MiB) matches its checksum\n",
+                options.path.c_str(), report.files, static_cast<double>(report.bytes) / (1 << 20));
+    return kExitOk;
+  }
+  std::printf("data dir %s is damaged:\n", options.path.c_str());
+  for (const auto& p : report.problems) std::printf("  %s\n", p.c_str());
+  return kExitDataErr;
+}
+
+int RepairCommand(const config::Config& config, const std::vector<std::string>& args) {
+  po::options_description desc("readingsd repair [--yes] [--copy-to DIR]");
+  desc.add_options()("help,h", "this text")("yes", "repair (without it: only report, changing nothing)")(
+      "copy-to", po::value<std::string>(), "where to keep the copy made first (default: DATA_DIR.before-repair-TIME)");
+  po::variables_map vm;
+  if (std::optional<int> exit = ParseOptions("repair", desc, args, &vm)) return *exit;
+  storage::StoreOptions options;
+  options.path = config.storage.data_dir;
+  storage::RepairOptions repair;
+  repair.apply = vm.count("yes") > 0;
+  if (vm.count("copy-to")) repair.copy_to = vm["copy-to"].as<std::string>();
+  storage::RepairReport report;
+  if (Status s = storage::RepairStore(options, repair, &report); !s.ok()) {
+    std::fprintf(stderr, "readingsd repair: %s\n", s.ToString().c_str());
+    return ExitCodeFor(s);
+  }
+  if (report.problems.empty()) {
+    std::printf("data dir %s passed its checks: nothing to repair (`readingsd verify` also checks every block)\n",
+                options.path.c_str());
+    return kExitOk;
+  }
+  std::printf("data dir %s:\n", options.path.c_str());
+  for (const auto& p : report.problems) std::printf("  %s\n", p.c_str());
+  std::printf("a repair %s %llu readings up to sequence %llu", report.repaired ? "kept" : "keeps",
+              static_cast<unsigned long long>(report.readings), static_cast<unsigned long long>(report.sequence));
+  if (report.mark_sequence) {
+    std::printf("; the high-water mark saw about %llu readings up to sequence %llu",
+                static_cast<unsigned long long>(*report.mark_readings),
+                static_cast<unsigned long long>(*report.mark_sequence));
+    if (report.sequence < *report.mark_sequence) {
+      std::printf(" (the last %llu writes cannot be recovered)",
+                  static_cast<unsigned long long>(*report.mark_sequence - report.sequence));
+    }
+  }
+  std::printf("\n");
+  for (const auto& f : report.unreadable) std::printf("  set aside, unreadable: %s\n", f.c_str());
+  if (!report.repaired) {
+    std::printf("nothing was changed; `readingsd repair --yes` repairs it after copying the data dir to %s\n",
+                repair.copy_to.empty() ? (options.path + ".before-repair-TIME").c_str() : repair.copy_to.c_str());
+    return kExitDataErr;
+  }
+  std::printf("repaired; the data dir as it was is kept at %s\n", report.copy.c_str());
   return kExitOk;
 }
 

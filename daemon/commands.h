@@ -1,5 +1,5 @@
 // The operator commands besides `run`: query (through the running daemon's HTTP API), backup
-// (a RocksDB checkpoint, safe beside a running daemon) and check-config.
+// (a RocksDB checkpoint, safe beside a running daemon), verify, repair and check-config.
 #pragma once
 
 #include <string>
@@ -11,6 +11,10 @@ namespace readingsd::daemon {
 
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args);
 int BackupCommand(const config::Config& config, const std::vector<std::string>& args);
+// Checks the store and every block; exit 0 when sound, 65 when damaged. Safe beside the daemon.
+int VerifyCommand(const config::Config& config);
+// Reports what a repair would drop (exit 65, nothing changed); with --yes keeps a copy and repairs.
+int RepairCommand(const config::Config& config, const std::vector<std::string>& args);
 int CheckConfigCommand(const config::Config& config);
 
 }  // namespace readingsd::daemon

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     case config::Command::kCheckConfig: return daemon::CheckConfigCommand(config);
     case config::Command::kQuery: return daemon::QueryCommand(config, cmd.args);
     case config::Command::kBackup: return daemon::BackupCommand(config, cmd.args);
+    case config::Command::kVerify: return daemon::VerifyCommand(config);
+    case config::Command::kRepair: return daemon::RepairCommand(config, cmd.args);
     case config::Command::kRun: return daemon::RunService(config, cmd.config_path);
   }
   return daemon::kExitUsage;

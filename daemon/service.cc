@@ -18,15 +18,6 @@
 namespace readingsd::daemon {
 namespace {
 
-int ExitCodeFor(const Status& s) {
-  switch (s.code()) {
-    case Status::Code::kBusy: return kExitTempFail;
-    case Status::Code::kCorruption:
-    case Status::Code::kInvalidArgument: return kExitDataErr;
-    default: return kExitIoErr;
-  }
-}
-
 bool ReadTokens(const std::string& path, std::vector<std::string>* tokens, std::string* error) {
   std::string text;
   if (!config::ReadSecretFile(path, &text, error)) return false;
@@ -122,6 +113,21 @@ bool Readiness(const ingest::IngestState& st, std::string* detail) {
   return ready;
 }
 
+// Corruption met at run time turns /readyz degraded until a restart: a damaged file stays
+// damaged, and part of what the daemon serves is gone.
+std::string StoreDamage(const storage::StoreStats& st) {
+  return "store damaged (corruption errors since start: " + std::to_string(st.corruption_errors) +
+         "), the last: " + st.last_corruption + "; `readingsd verify` lists every damaged file";
+}
+
+// Logged once a tick at most: a client retrying a query over a damaged block must not flood the log.
+void LogCorruption(const storage::Store& store, uint64_t* logged, Log* log) {
+  storage::StoreStats st = store.Stats();
+  if (st.corruption_errors == *logged) return;
+  *logged = st.corruption_errors;
+  log->Write(LogLevel::kError, "storage: " + StoreDamage(st));
+}
+
 // SIGHUP: what can change without a restart, the log level, is re-read from the config file.
 void Reload(const config::Config& running, const std::string& config_path, Log* log) {
   if (config_path.empty()) {
@@ -177,6 +183,16 @@ sigset_t BlockHandledSignals() {
 
 }  // namespace
 
+int ExitCodeFor(const Status& s) {
+  switch (s.code()) {
+    case Status::Code::kBusy: return kExitTempFail;
+    case Status::Code::kCorruption:
+    case Status::Code::kInvalidArgument:
+    case Status::Code::kNotFound: return kExitDataErr;
+    default: return kExitIoErr;
+  }
+}
+
 int RunService(const config::Config& config, const std::string& config_path) {
   Log log(ParseLogLevel(config.log.level));
   sigset_t signals = BlockHandledSignals();
@@ -204,7 +220,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     storage::StoreStats st = store->Stats();
     return metrics::StoreFigures{st.sst_bytes, st.memtable_bytes, st.pending_compaction_bytes, st.stall_micros,
                                  st.estimated_keys, st.block_cache_misses, st.block_cache_bytes,
-                                 st.block_cache_capacity_bytes};
+                                 st.block_cache_capacity_bytes, st.corruption_errors};
   });
   std::unique_ptr<ingest::MqttIngest> ingest;
 
@@ -218,9 +234,13 @@ int RunService(const config::Config& config, const std::string& config_path) {
 
   query::HttpHooks http_hooks;
   http_hooks.metrics = [&exporter] { return exporter.Serialize(); };
-  http_hooks.ready = [&ingest](std::string* detail) {
+  http_hooks.ready = [&ingest, &store](std::string* detail) {
     if (!ingest) {
       *detail = "starting";
+      return false;
+    }
+    if (storage::StoreStats st = store->Stats(); st.corruption_errors > 0) {
+      *detail = StoreDamage(st);
       return false;
     }
     return Readiness(ingest->State(), detail);
@@ -277,6 +297,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
   auto tick = watchdog ? std::chrono::microseconds(watchdog_usec / 3) : std::chrono::microseconds(1'000'000);
   tick = std::min<std::chrono::microseconds>(tick, std::chrono::seconds(1));
   std::string token = tokens.empty() ? "" : tokens.front();
+  uint64_t corruption_logged = 0;
 
   for (;;) {
     timespec timeout{static_cast<time_t>(tick.count() / 1'000'000), static_cast<long>(tick.count() % 1'000'000) * 1000};
@@ -286,6 +307,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
       break;
     }
     if (sig == SIGHUP) Reload(config, config_path, &log);
+    LogCorruption(*store, &corruption_logged, &log);
     if (watchdog) PingWatchdog(*ingest, http_host, http_port, token, &log);
   }
 

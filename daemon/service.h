@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "storage/status.h"
 
 namespace readingsd::daemon {
 
@@ -17,6 +18,10 @@ inline constexpr int kExitUnavailable = 69;  // a port could not be bound
 inline constexpr int kExitIoErr = 74;    // data dir unreadable / unwritable
 inline constexpr int kExitTempFail = 75;  // data dir locked by another process
 inline constexpr int kExitConfig = 78;   // invalid configuration
+
+// The exit code for a store that cannot be opened (or checked): 75 locked, 65 damaged or
+// foreign, 74 any other I/O error.
+int ExitCodeFor(const Status& s);
 
 // `config_path` ("" = none) is re-read on SIGHUP.
 int RunService(const config::Config& config, const std::string& config_path);

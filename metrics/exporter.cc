@@ -136,7 +136,11 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
                          "Block cache in use, index and filter blocks included; it fills towards its "
                          "capacity as data is written."),
              SingleGauge(registry_, "readingsd_rocksdb_block_cache_capacity_bytes",
-                         "Block cache capacity (storage.block_cache_mb).")},
+                         "Block cache capacity (storage.block_cache_mb)."),
+             CounterFamily(registry_, "readingsd_store_corruption_errors_total",
+                           "Corruption (checksum mismatches) the store met while serving; /readyz is "
+                           "degraded after the first.")
+                 .Add({})},
       write_series_(
           GaugeFamily(registry_, "readingsd_partition_writes",
                       "Writes to the partition in the window (estimate), top-K partitions only."),
@@ -200,6 +204,11 @@ void Exporter::Publish(const StoreFigures& figures) {
   store_.block_cache_misses.Set(static_cast<double>(figures.block_cache_misses));
   store_.block_cache_bytes.Set(static_cast<double>(figures.block_cache_bytes));
   store_.block_cache_capacity_bytes.Set(static_cast<double>(figures.block_cache_capacity_bytes));
+  // The store counts; the counter follows it (a counter only goes up, and so does the count).
+  double corruption = static_cast<double>(figures.corruption_errors);
+  if (corruption > store_.corruption_errors.Value()) {
+    store_.corruption_errors.Increment(corruption - store_.corruption_errors.Value());
+  }
 }
 
 }  // namespace readingsd::metrics

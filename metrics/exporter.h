@@ -41,6 +41,7 @@ struct StoreFigures {
   std::uint64_t block_cache_misses = 0;  // cumulative
   std::uint64_t block_cache_bytes = 0;
   std::uint64_t block_cache_capacity_bytes = 0;
+  std::uint64_t corruption_errors = 0;  // cumulative: checksum mismatches met while serving
 };
 
 class Exporter {
@@ -111,6 +112,7 @@ class Exporter {
     prometheus::Gauge& block_cache_misses;
     prometheus::Gauge& block_cache_bytes;
     prometheus::Gauge& block_cache_capacity_bytes;
+    prometheus::Counter& corruption_errors;
   };
 
   void Publish(const HotnessReport& report);

@@ -1,162 +1,88 @@
 #include "storage/store.h"
 
-#include <date/date.h>
-#include <rocksdb/cache.h>
-#include <rocksdb/compaction_filter.h>
-#include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
-#include <rocksdb/filter_policy.h>
+#include <rocksdb/env.h>
 #include <rocksdb/listener.h>
-#include <rocksdb/slice_transform.h>
 #include <rocksdb/statistics.h>
-#include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 
-#include <algorithm>
 #include <atomic>
-#include <cstdarg>
-#include <cstdio>
-#include <ctime>
+#include <condition_variable>
 #include <filesystem>
 #include <mutex>
-#include <sys/time.h>
+#include <thread>
 
 #include "storage/key.h"
+#include "storage/rocks_options.h"
+#include "storage/store_dir.h"
 
 namespace readingsd::storage {
 namespace {
 
-// Marks a directory as a readingsd store of this key format; refuse anything else.
-constexpr std::string_view kFormatKey = "META#format";
-constexpr std::string_view kFormatValue = "readingsd-keys-v1";
+using internal::FromRocks;
 
-Status FromRocks(const rocksdb::Status& s, std::string_view context) {
-  if (s.ok()) return Status::OK();
-  std::string msg = std::string(context) + ": " + s.ToString();
-  if (s.IsNoSpace()) msg += " (the data dir's disk is full; writes resume once space is freed)";
-  if (s.IsInvalidArgument()) return Status::InvalidArgument(msg);
-  if (s.IsNotFound()) return Status::NotFound(msg);
-  if (s.IsCorruption()) return Status::Corruption(msg);
-  if (s.IsBusy() || s.IsTryAgain()) return Status::Busy(msg);
-  return Status::IOError(msg);
-}
-
-// The partition key with its separator ("DEV#id\0") is the bloom-filter prefix: a Query touches
-// one partition, so SST files without it are skipped without reading their blocks.
-class PartitionPrefix : public rocksdb::SliceTransform {
+// Corruption the store met while running (a query reading a damaged block, a compaction
+// failing on one): counted for the exporter and /readyz.
+class CorruptionTally {
  public:
-  const char* Name() const override { return "readingsd.PartitionPrefix.v1"; }
-  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    std::string_view k(key.data(), key.size());
-    return rocksdb::Slice(key.data(), k.find(kSeparator) + 1);
-  }
-  bool InDomain(const rocksdb::Slice& key) const override {
-    std::string_view k(key.data(), key.size());
-    return k.starts_with(kPartitionPrefix) && k.find(kSeparator) != std::string_view::npos;
-  }
-};
-
-// RocksDB's own info LOG writer (EnvLogger) asserts on the first write after a failed one, and
-// Debian's librocksdb 7.8 is built with assertions: the second LOG line after the disk fills
-// aborted the process (WritableFileWriter::AssertFalseAndGetStatusForPrevError). This one
-// appends to the same LOG file with stdio and drops what it cannot write. Past kMaxBytes the
-// LOG becomes LOG.old (replacing the one before).
-class InfoLog : public rocksdb::Logger {
- public:
-  // nullptr when the file cannot be opened: RocksDB then opens its own and reports why. Creates
-  // `dir` (not its parents) if missing, as RocksDB would.
-  static std::shared_ptr<InfoLog> Open(const std::string& dir) {
-    std::error_code ignored;
-    std::filesystem::create_directory(dir, ignored);
-    auto log = std::make_shared<InfoLog>(dir + "/LOG");
-    return log->file_ == nullptr ? nullptr : log;
-  }
-  explicit InfoLog(std::string path) : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), path_(std::move(path)) {
-    Reopen();
-  }
-  ~InfoLog() override {
-    if (file_ != nullptr) std::fclose(file_);
-  }
-
-  using rocksdb::Logger::Logv;
-  void Logv(const char* format, va_list ap) override {
-    timeval now;
-    gettimeofday(&now, nullptr);
-    std::tm t;
-    localtime_r(&now.tv_sec, &t);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y/%m/%d-%H:%M:%S", &t);
+  void Record(const rocksdb::Status& s) {
+    if (!s.IsCorruption()) return;
     std::lock_guard lock(mu_);
-    if (file_ == nullptr) return;
-    std::fprintf(file_, "%s.%06ld ", stamp, static_cast<long>(now.tv_usec));
-    std::vfprintf(file_, format, ap);
-    std::fputc('\n', file_);
-    std::fflush(file_);
-    if (std::ftell(file_) > kMaxBytes) {
-      std::fclose(file_);
-      std::error_code ignored;
-      std::filesystem::rename(path_, path_ + ".old", ignored);
-      Reopen();
+    ++count_;
+    last_ = s.ToString();
+  }
+  void Read(uint64_t* count, std::string* last) const {
+    std::lock_guard lock(mu_);
+    *count = count_;
+    *last = last_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t count_ = 0;
+  std::string last_;
+};
+
+// Tells the high-water marker that the store's files changed.
+struct MarkSignal {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool changed = false;
+  bool stop = false;
+
+  void Notify() {
+    {
+      std::lock_guard lock(mu);
+      changed = true;
     }
-  }
-
- private:
-  static constexpr long kMaxBytes = 16L << 20;
-  void Reopen() { file_ = std::fopen(path_.c_str(), "ae"); }
-
-  const std::string path_;
-  std::mutex mu_;
-  std::FILE* file_ = nullptr;
-};
-
-// After a hard error (the WAL or a flush hit a full disk) RocksDB stops writes. Left alone, its
-// SstFileManager resumes only once write_buffer_size x max_write_buffer_number (128 MiB here)
-// is free, polling every 5 s, and DB::Resume() meanwhile returns Busy. The store resumes from
-// Write instead (RocksStore::MaybeResume), which needs only the space to flush the memtable.
-class ResumeFromWrites : public rocksdb::EventListener {
- public:
-  const char* Name() const override { return "readingsd.ResumeFromWrites"; }
-  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status bg_error, bool* auto_recovery) override {
-    if (bg_error.severity() == rocksdb::Status::Severity::kHardError) *auto_recovery = false;
+    cv.notify_one();
   }
 };
 
-std::string SortKeyAt(std::chrono::system_clock::time_point t) {
-  return date::format("%Y-%m-%dT%H:%M:%SZ", date::floor<std::chrono::nanoseconds>(t));
-}
-
-// Drops readings whose sort key is older than the retention cutoff while compaction rewrites
-// them anyway: retention costs no scan.
-class RetentionFilter : public rocksdb::CompactionFilter {
+// A flush or compaction changed the live files: mark again. Background work that meets a
+// damaged block is counted as corruption.
+class StoreEvents : public rocksdb::EventListener {
  public:
-  explicit RetentionFilter(std::string cutoff) : cutoff_(std::move(cutoff)) {}
-  const char* Name() const override { return "readingsd.RetentionFilter"; }
-  bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*, bool*) const override {
-    std::string_view device, sort_key;
-    return DecodeKey(std::string_view(key.data(), key.size()), &device, &sort_key) && sort_key < cutoff_;
+  StoreEvents(std::shared_ptr<MarkSignal> signal, std::shared_ptr<CorruptionTally> tally)
+      : signal_(std::move(signal)), tally_(std::move(tally)) {}
+  const char* Name() const override { return "readingsd.StoreEvents"; }
+  void OnFlushCompleted(rocksdb::DB*, const rocksdb::FlushJobInfo&) override { signal_->Notify(); }
+  void OnCompactionCompleted(rocksdb::DB*, const rocksdb::CompactionJobInfo&) override { signal_->Notify(); }
+  void OnBackgroundError(rocksdb::BackgroundErrorReason, rocksdb::Status* bg_error) override {
+    tally_->Record(*bg_error);
   }
 
  private:
-  std::string cutoff_;
-};
-
-class RetentionFilterFactory : public rocksdb::CompactionFilterFactory {
- public:
-  explicit RetentionFilterFactory(std::chrono::seconds retention) : retention_(retention) {}
-  const char* Name() const override { return "readingsd.RetentionFilterFactory"; }
-  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
-      const rocksdb::CompactionFilter::Context&) override {
-    return std::make_unique<RetentionFilter>(SortKeyAt(std::chrono::system_clock::now() - retention_));
-  }
-
- private:
-  std::chrono::seconds retention_;
+  std::shared_ptr<MarkSignal> signal_;
+  std::shared_ptr<CorruptionTally> tally_;
 };
 
 class RocksPartitionIterator : public PartitionIterator {
  public:
-  RocksPartitionIterator(rocksdb::DB* db, std::string_view device_id, std::string_view lower, std::string_view upper)
-      : prefix_(EncodeKey(device_id, "")),
+  RocksPartitionIterator(rocksdb::DB* db, CorruptionTally* tally, std::string_view device_id, std::string_view lower,
+                         std::string_view upper)
+      : tally_(tally),
+        prefix_(EncodeKey(device_id, "")),
         lower_(prefix_ + std::string(lower)),
         upper_(prefix_ + (upper.empty() ? std::string(1, kSortKeyEnd) : std::string(upper))),
         lower_slice_(lower_),
@@ -185,11 +111,20 @@ class RocksPartitionIterator : public PartitionIterator {
     auto v = it_->value();
     return std::string_view(v.data(), v.size());
   }
-  Status status() const override { return FromRocks(it_->status(), "iterator"); }
+  Status status() const override {
+    auto s = it_->status();
+    if (!counted_ && s.IsCorruption()) {  // once per iterator, however often it is asked
+      counted_ = true;
+      tally_->Record(s);
+    }
+    return FromRocks(s, "iterator");
+  }
 
  private:
   std::string Key(std::string_view sort_key) const { return prefix_ + std::string(sort_key); }
 
+  CorruptionTally* tally_;
+  mutable bool counted_ = false;
   std::string prefix_, lower_, upper_;
   rocksdb::Slice lower_slice_, upper_slice_;
   std::unique_ptr<rocksdb::Iterator> it_;
@@ -205,14 +140,34 @@ Status ValidateReading(const Reading& r) {
   return ValidateAttributes(r.attributes);
 }
 
+// An open RocksDB and what keeps it company.
+struct OpenDb {
+  std::unique_ptr<rocksdb::DB> db;
+  std::shared_ptr<internal::WalGapFilter> wal_filter;  // the DB's options point to it
+  std::shared_ptr<rocksdb::Statistics> stats;
+  std::shared_ptr<CorruptionTally> tally = std::make_shared<CorruptionTally>();
+  std::shared_ptr<MarkSignal> marks;  // null for a read-only open, which takes no marks
+  std::string path, id;
+  bool sync = false;
+};
+
 class RocksStore : public Store {
  public:
-  RocksStore(std::unique_ptr<rocksdb::DB> db, std::shared_ptr<rocksdb::Statistics> stats, bool sync)
-      : db_(std::move(db)), stats_(std::move(stats)) {
-    write_options_.sync = sync;
+  explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()) {
+    write_options_.sync = open_.sync;
+    if (open_.marks) marker_ = std::thread([this] { MarkLoop(); });
   }
 
   ~RocksStore() override {
+    if (marker_.joinable()) {
+      {
+        std::lock_guard lock(open_.marks->mu);
+        open_.marks->stop = true;
+      }
+      open_.marks->cv.notify_one();
+      marker_.join();
+      Mark();  // a clean stop leaves a mark of everything written
+    }
     // Closing explicitly surfaces background errors in the log instead of in a destructor.
     db_->Close();
   }
@@ -233,6 +188,7 @@ class RocksStore : public Store {
     MaybeResume();
     auto s = db_->Write(write_options_, &batch);
     if (s.IsIOError()) write_failed_ = true;
+    open_.tally->Record(s);
     return FromRocks(s, "write");
   }
 
@@ -240,6 +196,7 @@ class RocksStore : public Store {
     std::string value;
     auto s = db_->Get(rocksdb::ReadOptions(), EncodeKey(device_id, sort_key), &value);
     if (s.IsNotFound()) return Status::NotFound("no reading for that device id and timestamp");
+    open_.tally->Record(s);
     if (!s.ok()) return FromRocks(s, "get");
     reading->device_id = device_id;
     reading->sort_key = sort_key;
@@ -248,7 +205,7 @@ class RocksStore : public Store {
 
   std::unique_ptr<PartitionIterator> NewIterator(std::string_view device_id, std::string_view lower,
                                                  std::string_view upper) const override {
-    return std::make_unique<RocksPartitionIterator>(db_.get(), device_id, lower, upper);
+    return std::make_unique<RocksPartitionIterator>(db_, open_.tally.get(), device_id, lower, upper);
   }
 
   StoreStats Stats() const override {
@@ -259,16 +216,26 @@ class RocksStore : public Store {
     db_->GetIntProperty(rocksdb::DB::Properties::kEstimateNumKeys, &st.estimated_keys);
     db_->GetIntProperty(rocksdb::DB::Properties::kBlockCacheUsage, &st.block_cache_bytes);
     db_->GetIntProperty(rocksdb::DB::Properties::kBlockCacheCapacity, &st.block_cache_capacity_bytes);
-    st.stall_micros = stats_->getTickerCount(rocksdb::STALL_MICROS);
-    st.block_cache_misses = stats_->getTickerCount(rocksdb::BLOCK_CACHE_MISS);
+    st.stall_micros = open_.stats->getTickerCount(rocksdb::STALL_MICROS);
+    st.block_cache_misses = open_.stats->getTickerCount(rocksdb::BLOCK_CACHE_MISS);
+    open_.tally->Read(&st.corruption_errors, &st.last_corruption);
     return st;
   }
 
   Status Checkpoint(const std::string& dir) const override {
     rocksdb::Checkpoint* raw = nullptr;
-    if (auto s = rocksdb::Checkpoint::Create(db_.get(), &raw); !s.ok()) return FromRocks(s, "checkpoint");
+    if (auto s = rocksdb::Checkpoint::Create(db_, &raw); !s.ok()) return FromRocks(s, "checkpoint");
     std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
-    return FromRocks(checkpoint->CreateCheckpoint(dir), "checkpoint into " + dir);
+    if (auto s = checkpoint->CreateCheckpoint(dir); !s.ok()) return FromRocks(s, "checkpoint into " + dir);
+    // The copy is a store of its own: its marker and a mark of what it holds.
+    rocksdb::Options o = internal::MakeOptions(StoreOptions{.path = dir}, open_.stats, /*writable=*/false);
+    rocksdb::DB* copy = nullptr;
+    if (auto s = rocksdb::DB::OpenForReadOnly(o, dir, &copy); !s.ok()) return FromRocks(s, "checkpoint in " + dir);
+    std::string id = internal::NewStoreId();
+    Status s = internal::TakeMark(copy, dir, id, /*sync_wal=*/false);
+    delete copy;
+    if (!s.ok()) return s;
+    return internal::WriteMarker(dir, {std::string(internal::kFormatValue), id});
   }
 
   Status CompactAll() override {
@@ -291,122 +258,132 @@ class RocksStore : public Store {
     if (db_->Resume().ok()) write_failed_ = false;
   }
 
-  std::unique_ptr<rocksdb::DB> db_;
-  std::shared_ptr<rocksdb::Statistics> stats_;
+  // A failed mark (a full disk) leaves the previous one, which the store still satisfies. None
+  // is tried while writes fail: nothing new is durable then, and a SyncWAL on a store stopped by
+  // a full disk changed how it came back (writes went through again on a disk still full,
+  // tests/daemon/faults_test.cc); resuming is MaybeResume's alone.
+  bool Mark() {
+    if (write_failed_.load(std::memory_order_acquire)) return false;
+    Status s = internal::TakeMark(db_, open_.path, open_.id);
+    if (!s.ok()) rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, db_->GetDBOptions().info_log, "readingsd: %s", s.ToString().c_str());
+    return s.ok();
+  }
+
+  // Marks after every change of the live files, and every kMarkInterval while written.
+  void MarkLoop() {
+    MarkSignal& signal = *open_.marks;
+    uint64_t marked = db_->GetLatestSequenceNumber();
+    std::unique_lock lock(signal.mu);
+    while (!signal.stop) {
+      signal.cv.wait_for(lock, kMarkInterval, [&] { return signal.stop || signal.changed; });
+      if (signal.stop) break;
+      bool changed = std::exchange(signal.changed, false);
+      lock.unlock();
+      uint64_t sequence = db_->GetLatestSequenceNumber();
+      if ((changed || sequence != marked) && Mark()) marked = sequence;
+      lock.lock();
+    }
+  }
+
+  OpenDb open_;
+  rocksdb::DB* db_;
   rocksdb::WriteOptions write_options_;
 
   static constexpr std::chrono::seconds kResumeInterval{1};
   std::atomic<bool> write_failed_{false};
   std::mutex resume_mu_;
   std::chrono::steady_clock::time_point last_resume_{};
+
+  static constexpr std::chrono::seconds kMarkInterval{5};
+  std::thread marker_;  // last: started once everything above is in place
 };
 
-rocksdb::CompressionType Preferred(std::initializer_list<rocksdb::CompressionType> wanted) {
-  auto supported = rocksdb::GetSupportedCompressions();
-  for (auto c : wanted) {
-    if (std::find(supported.begin(), supported.end(), c) != supported.end()) return c;
-  }
-  return rocksdb::kNoCompression;
+std::shared_ptr<rocksdb::Statistics> NewStatistics() {
+  auto stats = rocksdb::CreateDBStatistics();
+  stats->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
+  return stats;
 }
 
-rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksdb::Statistics> stats) {
-  rocksdb::Options o;
-  o.create_if_missing = true;
-  o.max_background_jobs = 2;
-  o.write_buffer_size = options.write_buffer_bytes;
-  o.level_compaction_dynamic_level_bytes = true;
-  // Sensor values compress well; LZ4 keeps upper levels cheap, ZSTD the cold bottom.
-  o.compression = Preferred({rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
-  o.bottommost_compression = Preferred({rocksdb::kZSTD, rocksdb::kLZ4Compression});
-  // Each bottom-level file trains a 16 KB ZSTD dictionary from samples of its blocks, so every
-  // block is compressed with what all of them share (attribute names, device ids, the digits of
-  // timestamps) instead of learning it anew: 2 M readings 7.73 -> 6.13 MB, compaction +4 %.
-  // ZSTD level 6 on top saved 28 % more but made compaction 1.8x slower (bench/README.md,
-  // finding 29). Files written before keep reading as they are.
-  o.bottommost_compression_opts.enabled = true;
-  o.bottommost_compression_opts.max_dict_bytes = 16 << 10;
-  o.bottommost_compression_opts.zstd_max_train_bytes = 100 * (16 << 10);
-  o.prefix_extractor = std::make_shared<PartitionPrefix>();
-  o.memtable_prefix_bloom_size_ratio = 0.05;
-  // No filter in the last level, which holds ~90 % of the readings: a window finds its device
-  // there, and a GetItem mostly asks for a reading that exists, so it reads the data block anyway
-  // (a miss now reads one too). That filter cost 1.25 bytes per reading on disk, and as much in
-  // the block cache, where each new file's filter is loaded when compaction opens it.
-  o.optimize_filters_for_hits = true;
-  // Each device's readings arrive in time order, so its next key goes right after its last one:
-  // a per-partition insert hint makes the memtable insert near O(1) instead of a full skiplist
-  // search among every other device's keys.
-  o.memtable_insert_with_hint_prefix_extractor = o.prefix_extractor;
-  o.statistics = std::move(stats);
-  if (!options.read_only) {
-    o.info_log = InfoLog::Open(options.path);
-    o.listeners.push_back(std::make_shared<ResumeFromWrites>());
+// `create`: a new store in a directory that holds at most its marker. `adopt`: a store of an
+// earlier readingsd, without a marker; it gets one once its first mark is written.
+Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool adopt, std::unique_ptr<Store>* store) {
+  rocksdb::Options o = internal::MakeOptions(options, open.stats, /*writable=*/true);
+  o.create_if_missing = create;
+  open.wal_filter = std::make_shared<internal::WalGapFilter>();
+  o.wal_filter = open.wal_filter.get();
+  open.marks = std::make_shared<MarkSignal>();
+  o.listeners.push_back(std::make_shared<StoreEvents>(open.marks, open.tally));
+  rocksdb::DB* raw = nullptr;
+  auto s = rocksdb::DB::Open(o, options.path, &raw);
+  if (!s.ok()) {
+    if (s.ToString().find("lock") != std::string::npos) {
+      return Status::Busy("data dir " + options.path + " is in use by another process (" + s.ToString() + ")");
+    }
+    std::string gap = open.wal_filter->gap().empty() ? "" : " (" + open.wal_filter->gap() + ")";
+    return FromRocks(s, "cannot open data dir " + options.path + gap);
   }
-
-  rocksdb::BlockBasedTableOptions table;
-  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
-  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  table.whole_key_filtering = true;  // point reads (GetItem) use the same filter
-  // Index and filter blocks live in the block cache, not beside it: otherwise every SST file
-  // pins its own for as long as it is open, and memory grows with the data, not with the
-  // cache's size. They are partitioned into metadata_block_size pieces because a whole filter
-  // of a bottom-level file (megabytes) is larger than one cache shard: it was evicted as soon as
-  // it was used and re-read by every query (25 ms for a 600-reading window instead of 0.1 ms).
-  // The small top-level index of each file stays pinned, as do L0's; the rest is evicted last.
-  table.index_type = rocksdb::BlockBasedTableOptions::IndexType::kTwoLevelIndexSearch;
-  table.partition_filters = true;
-  table.metadata_block_size = 4096;
-  // Readings of one device compress far better in 16 KB blocks than in the default 4 KB: 2 M
-  // readings take 9.7 MB instead of 17.1 MB (8 KB: 12.5, 32 KB: 7.4), and a 600-reading window
-  // costs the same. The price is a coarser cache: a device's newest readings pin 16 KB of it.
-  table.block_size = 16 * 1024;
-  table.pin_top_level_index_and_filter = true;
-  table.cache_index_and_filter_blocks = true;
-  table.cache_index_and_filter_blocks_with_high_priority = true;
-  table.pin_l0_filter_and_index_blocks_in_cache = true;
-  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-
-  if (options.retention.count() > 0) {
-    o.compaction_filter_factory = std::make_shared<RetentionFilterFactory>(options.retention);
-    // Files that no write touches still get rewritten (and so expired) at least daily.
-    o.periodic_compaction_seconds = 24 * 3600;
+  open.db.reset(raw);
+  if (create) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = open.db->Put(wo, std::string(internal::kFormatKey), std::string(internal::kFormatValue));
+    if (!s.ok()) return FromRocks(s, "cannot initialise data dir " + options.path);
   }
-  return o;
+  if (Status m = internal::TakeMark(open.db.get(), options.path, open.id); !m.ok()) return m;
+  if (adopt) {
+    if (Status m = internal::WriteMarker(options.path, {std::string(internal::kFormatValue), open.id}); !m.ok()) return m;
+  }
+  open.path = options.path;
+  open.sync = options.sync;
+  *store = std::make_unique<RocksStore>(std::move(open));
+  return Status::OK();
 }
 
 }  // namespace
 
 Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
-  auto stats = rocksdb::CreateDBStatistics();
-  stats->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
-  rocksdb::DB* raw = nullptr;
-  auto s = options.read_only ? rocksdb::DB::OpenForReadOnly(MakeOptions(options, stats), options.path, &raw)
-                             : rocksdb::DB::Open(MakeOptions(options, stats), options.path, &raw);
-  if (!s.ok()) {
-    if (s.ToString().find("lock") != std::string::npos) {
-      return Status::Busy("data dir " + options.path + " is in use by another process (" + s.ToString() + ")");
+  internal::DirState dir;
+  if (Status s = internal::InspectDir(options.path, &dir); !s.ok()) return s;
+  OpenDb open;
+  open.stats = NewStatistics();
+  open.id = dir.marker ? dir.marker->id : internal::NewStoreId();
+  // A store is created only in a missing or empty directory, or to finish a creation cut off
+  // after its first step, the marker.
+  if (dir.entries.empty() || (dir.marker && !dir.mark && !dir.has_current)) {
+    if (options.read_only) return Status::NotFound("data dir " + options.path + " holds no store");
+    std::error_code ec;
+    std::filesystem::create_directories(options.path, ec);
+    if (ec) return Status::IOError("cannot create data dir " + options.path + ": " + ec.message());
+    if (Status s = internal::WriteMarker(options.path, {std::string(internal::kFormatValue), open.id}); !s.ok()) {
+      return s;
     }
-    return FromRocks(s, "cannot open data dir " + options.path);
+    return OpenWritable(options, std::move(open), /*create=*/true, /*adopt=*/false, store);
   }
-  std::unique_ptr<rocksdb::DB> db(raw);
+  if (!dir.marker && !dir.has_current) return Status::InvalidArgument(internal::ForeignDir(options.path, dir.entries));
 
-  std::string format;
-  s = db->Get(rocksdb::ReadOptions(), std::string(kFormatKey), &format);
-  if (s.IsNotFound() && options.read_only) {
-    return Status::InvalidArgument("data dir " + options.path + " is not a readingsd store");
-  } else if (s.IsNotFound()) {
-    rocksdb::WriteOptions wo;
-    wo.sync = true;
-    s = db->Put(wo, std::string(kFormatKey), std::string(kFormatValue));
-    if (!s.ok()) return FromRocks(s, "cannot initialise data dir " + options.path);
-  } else if (!s.ok()) {
-    return FromRocks(s, "cannot read data dir " + options.path);
-  } else if (format != kFormatValue) {
-    return Status::InvalidArgument("data dir " + options.path + " holds key format \"" + format +
-                                   "\", this readingsd reads \"" + std::string(kFormatValue) + "\"");
+  // Checked read-only first: until it passes, nothing in the directory changes.
+  internal::Probe probe;
+  internal::OpenProbe(options, open.stats, &probe);
+  Status io_error;
+  auto problems = internal::Check(options.path, dir, probe, &io_error);
+  if (!problems.empty()) return internal::Refusal(options.path, dir, probe, problems);
+  if (!io_error.ok()) return io_error;
+  if (probe.format.empty()) {
+    return Status::InvalidArgument("data dir " + options.path + " is not a readingsd store (a RocksDB database without " +
+                                   "readingsd's format key); nothing in it was changed");
   }
-  *store = std::make_unique<RocksStore>(std::move(db), std::move(stats), options.sync);
-  return Status::OK();
+  if (probe.format != internal::kFormatValue) {
+    return Status::InvalidArgument("data dir " + options.path + " holds key format \"" + probe.format +
+                                   "\", this readingsd reads \"" + std::string(internal::kFormatValue) + "\"");
+  }
+  if (options.read_only) {
+    open.db = std::move(probe.db);
+    open.wal_filter = std::move(probe.wal_filter);
+    *store = std::make_unique<RocksStore>(std::move(open));
+    return Status::OK();
+  }
+  probe.db.reset();
+  return OpenWritable(options, std::move(open), /*create=*/false, /*adopt=*/!dir.marker, store);
 }
 
 }  // namespace readingsd::storage

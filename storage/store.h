@@ -38,6 +38,10 @@ struct StoreStats {
   // as data is written, queried or not: RSS levels off only once it is full.
   uint64_t block_cache_bytes = 0;
   uint64_t block_cache_capacity_bytes = 0;
+  // Checksum mismatches and other corruption met since the open (queries, writes, compactions):
+  // a damaged file that the checks at open cannot see. `last_corruption` names the file.
+  uint64_t corruption_errors = 0;
+  std::string last_corruption;
 };
 
 // Readings of one partition within [lower, upper) sort keys, in key (= time) order.
@@ -59,8 +63,11 @@ class PartitionIterator {
 
 class Store {
  public:
-  // Opens (creating if missing) the store at options.path. A locked, corrupted or foreign
-  // directory is a clear error, never a crash.
+  // Opens the store at options.path, creating one in a missing or empty directory. Nothing in
+  // the directory changes until the store passed its checks (storage/store_dir.h): a non-empty
+  // directory without readingsd's marker is InvalidArgument; a store that went backwards
+  // against its high-water mark, or whose MANIFEST or WAL is damaged beyond a torn final
+  // record, is Corruption; a locked one is Busy. Never a crash.
   static Status Open(const StoreOptions& options, std::unique_ptr<Store>* store);
   virtual ~Store() = default;
 
