@@ -1,13 +1,13 @@
 #include "tests/daemon/daemon_harness.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "daemon/http_client.h"
 #include "storage/key.h"
-#include "tests/support/ports.h"
 
 namespace readingsd::test {
 
@@ -15,12 +15,26 @@ Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)),
       dir_("readingsd-daemon"),
       data_dir_(dir_.File("data")),
-      log_path_(dir_.File("readingsd.log")),
-      http_port_(FreeLoopbackPort()) {}
+      log_path_(dir_.File("readingsd.log")) {}
 
 void Daemon::Start() { Launch(/*ready=*/true); }
 
 void Daemon::StartUnready() { Launch(/*ready=*/false); }
+
+namespace {
+
+// The port in the "http: listening on HOST:PORT" line of `log`; 0 when there is none yet.
+int ListeningPort(const std::string& log) {
+  constexpr std::string_view kLine = "http: listening on ";
+  const std::size_t line = log.find(kLine);
+  if (line == std::string::npos) return 0;
+  const std::size_t end = log.find('\n', line);
+  if (end == std::string::npos) return 0;  // not all written yet
+  const std::size_t colon = log.rfind(':', end);
+  return std::atoi(log.substr(colon + 1, end - colon - 1).c_str());
+}
+
+}  // namespace
 
 void Daemon::Launch(bool ready) {
   std::vector<std::string> argv = {ReadingsdBinary(),
@@ -29,15 +43,22 @@ void Daemon::Launch(bool ready) {
                                    "--mqtt.client_id=readingsd-under-test",
                                    "--mqtt.reconnect_min_ms=100",
                                    "--mqtt.reconnect_max_ms=1000",
-                                   "--http.listen=127.0.0.1:" + std::to_string(http_port_)};
+                                   "--http.listen=127.0.0.1:0"};
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  const std::size_t log_before = log().size();
+  http_port_ = 0;
   process_.emplace(ProcessOptions{argv, options_.env, log_path_});
   // Ready once its store is open, HTTP answers and the broker acknowledged the subscriptions:
   // from then on the broker queues readings for it, even across a stop.
-  for (int i = 0; i < 200; ++i) {
-    int status = Get(http_port_, "/readyz").first;
-    if (ready ? status == 200 : status != 0) return;
-    if (!process_->Running()) break;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const bool running = process_->Running();
+    if (http_port_ == 0) http_port_ = ListeningPort(log().substr(log_before));
+    if (http_port_ != 0) {
+      const int status = Get(http_port_, "/readyz").first;
+      if (ready ? status == 200 : status != 0) return;
+    }
+    if (!running) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   throw std::runtime_error("readingsd did not start:\n" + log());

@@ -31,7 +31,9 @@ struct DaemonOptions {
 class Daemon {
  public:
   explicit Daemon(DaemonOptions options);
-  // Returns once /readyz is 200; throws with the daemon's log when that takes over 10 s.
+  // Starts it with HTTP on a port of the kernel's choosing (a new one at each start, so no other
+  // process can take it) and returns once /readyz is 200; throws with the daemon's log when
+  // that takes over 30 s.
   void Start();
   // Returns once HTTP answers, ready or not: for a daemon that cannot become ready (a broker
   // that refuses it). Throws like Start.
@@ -41,6 +43,7 @@ class Daemon {
   void Kill9();
   bool Running() { return process_ && process_->Running(); }
   pid_t pid() const { return process_ ? process_->pid() : -1; }
+  // The HTTP port of the current (or last) run, from its "http: listening on" log line.
   int http_port() const { return http_port_; }
   const std::string& data_dir() const { return data_dir_; }
   std::string log() const;
@@ -58,7 +61,7 @@ class Daemon {
   TempDir dir_;
   std::string data_dir_;
   std::string log_path_;
-  int http_port_;
+  int http_port_ = 0;
   std::optional<Process> process_;
 };
 
