@@ -81,19 +81,93 @@ std::string Daemon::log() const {
   return text.str();
 }
 
-std::set<std::pair<std::string, std::string>> StoredKeys(const std::string& data_dir,
-                                                        const std::vector<std::string>& devices) {
-  std::set<std::pair<std::string, std::string>> keys;
+namespace {
+
+// Calls visit(device, iterator) for every reading of `devices` in `data_dir`, opened read-only.
+template <typename Visit>
+void ForEachStored(const std::string& data_dir, const std::vector<std::string>& devices, Visit visit) {
   std::unique_ptr<storage::Store> store;
   storage::StoreOptions options;
   options.path = data_dir;
   options.read_only = true;
-  if (!storage::Store::Open(options, &store).ok()) return keys;
+  if (!storage::Store::Open(options, &store).ok()) return;
   for (const auto& device : devices) {
     auto it = store->NewIterator(device, "", "");
-    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.emplace(device, std::string(it->sort_key()));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) visit(device, *it);
   }
+}
+
+std::string Describe(const ReadingMap::value_type& reading) {
+  std::string text = reading.first.first + " " + reading.first.second + " {";
+  for (const auto& [name, value] : reading.second) {
+    text += " " + name + "=";
+    if (const double* d = std::get_if<double>(&value)) {
+      text += std::to_string(*d);
+    } else if (const std::string* s = std::get_if<std::string>(&value)) {
+      text += '"' + *s + '"';
+    } else {
+      text += std::get<bool>(value) ? "true" : "false";
+    }
+  }
+  return text + " }";
+}
+
+}  // namespace
+
+std::set<std::pair<std::string, std::string>> StoredKeys(const std::string& data_dir,
+                                                        const std::vector<std::string>& devices) {
+  std::set<std::pair<std::string, std::string>> keys;
+  ForEachStored(data_dir, devices, [&](const std::string& device, const storage::PartitionIterator& it) {
+    keys.emplace(device, std::string(it.sort_key()));
+  });
   return keys;
+}
+
+ReadingMap StoredReadings(const std::string& data_dir, const std::vector<std::string>& devices) {
+  ReadingMap readings;
+  ForEachStored(data_dir, devices, [&](const std::string& device, const storage::PartitionIterator& it) {
+    std::vector<storage::Attribute> attributes;
+    auto& stored = readings[{device, std::string(it.sort_key())}];
+    if (!storage::DecodeAttributes(it.encoded_attributes(), &attributes).ok()) {
+      stored["(undecodable)"] = std::string(it.encoded_attributes());
+    }
+    for (auto& a : attributes) stored[a.name] = std::move(a.value);
+  });
+  return readings;
+}
+
+ReadingMap PublishedReadings(const tools::GeneratorOptions& options) {
+  ReadingMap readings;
+  for (const auto& r : tools::ExpectedReadings(options)) {
+    std::string sk;
+    if (!storage::NormalizeTimestamp(r.reading_ts, &sk).ok()) throw std::runtime_error("bad generator ts");
+    auto& attributes = readings[{r.device_id, sk}];
+    attributes["temperature"] = r.temperature;
+    attributes["humidity"] = r.humidity;
+    if (options.payload_pad > 0) attributes["pad"] = std::string(options.payload_pad, 'x');
+  }
+  return readings;
+}
+
+std::string Difference(const ReadingMap& got, const ReadingMap& want) {
+  std::size_t missing = 0, foreign = 0, changed = 0;
+  std::string first_missing, first_foreign, first_changed;
+  for (const auto& reading : want) {
+    auto it = got.find(reading.first);
+    if (it == got.end()) {
+      if (missing++ == 0) first_missing = Describe(reading);
+    } else if (it->second != reading.second) {
+      if (changed++ == 0) first_changed = Describe(*it) + ", published as " + Describe(reading);
+    }
+  }
+  for (const auto& reading : got) {
+    if (!want.count(reading.first) && foreign++ == 0) first_foreign = Describe(reading);
+  }
+  std::string text;
+  if (missing > 0) text += std::to_string(missing) + " missing (first: " + first_missing + ") ";
+  if (foreign > 0) text += std::to_string(foreign) + " never published (first: " + first_foreign + ") ";
+  if (changed > 0) text += std::to_string(changed) + " with other values (first: " + first_changed + ")";
+  return text;
 }
 
 std::size_t Daemon::WaitForStored(const std::vector<std::string>& devices, std::size_t n,

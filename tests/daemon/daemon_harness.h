@@ -22,6 +22,17 @@ namespace readingsd::test {
 std::set<std::pair<std::string, std::string>> StoredKeys(const std::string& data_dir,
                                                         const std::vector<std::string>& devices);
 
+// Readings by (deviceId, normalised readingTs), each as its attributes by name.
+using ReadingMap =
+    std::map<std::pair<std::string, std::string>, std::map<std::string, storage::AttributeValue>>;
+// What StoredKeys reads, with the values.
+ReadingMap StoredReadings(const std::string& data_dir, const std::vector<std::string>& devices);
+// What a generator run publishes, in the same form.
+ReadingMap PublishedReadings(const tools::GeneratorOptions& options);
+// "" when equal, else how `got` differs from `want`: how many readings are missing, foreign or
+// hold other values, with the first of each.
+std::string Difference(const ReadingMap& got, const ReadingMap& want);
+
 struct DaemonOptions {
   int broker_port = 0;
   std::vector<std::string> extra_args;                       // e.g. --mqtt.max_batch=10
@@ -50,6 +61,9 @@ class Daemon {
 
   std::set<std::pair<std::string, std::string>> StoredKeys(const std::vector<std::string>& devices) const {
     return test::StoredKeys(data_dir_, devices);
+  }
+  ReadingMap StoredReadings(const std::vector<std::string>& devices) const {
+    return test::StoredReadings(data_dir_, devices);
   }
   // Polls StoredKeys until it has `n` keys or `timeout` passes; returns the last count.
   std::size_t WaitForStored(const std::vector<std::string>& devices, std::size_t n, std::chrono::seconds timeout) const;
