@@ -386,6 +386,11 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
     if (s.ToString().find("lock") != std::string::npos) {
       return Status::Busy("data dir " + options.path + " is in use by another process (" + s.ToString() + ")");
     }
+    // A file the store's own CURRENT leads to is gone: the store is damaged, not the disk.
+    std::error_code ignored;
+    if (s.IsPathNotFound() && std::filesystem::exists(options.path + "/CURRENT", ignored)) {
+      return Status::Corruption("data dir " + options.path + " is damaged: " + s.ToString());
+    }
     return FromRocks(s, "cannot open data dir " + options.path);
   }
   std::unique_ptr<rocksdb::DB> db(raw);
