@@ -64,10 +64,12 @@ void Daemon::Launch(bool ready) {
   throw std::runtime_error("readingsd did not start:\n" + log());
 }
 
-std::optional<int> Daemon::Terminate(std::chrono::milliseconds timeout) {
-  process_->Kill(SIGTERM);
+std::optional<int> Daemon::Stop(int signal, std::chrono::milliseconds timeout) {
+  process_->Kill(signal);
   return process_->Wait(timeout);
 }
+
+std::optional<int> Daemon::Terminate(std::chrono::milliseconds timeout) { return Stop(SIGTERM, timeout); }
 
 void Daemon::Kill9() {
   process_->Kill(SIGKILL);

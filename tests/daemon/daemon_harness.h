@@ -49,7 +49,9 @@ class Daemon {
   // Returns once HTTP answers, ready or not: for a daemon that cannot become ready (a broker
   // that refuses it). Throws like Start.
   void StartUnready();
-  // SIGTERM; returns the exit status (nullopt if it did not exit within `timeout`).
+  // Sends `signal` and returns the exit status (nullopt if it did not exit within `timeout`).
+  std::optional<int> Stop(int signal, std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  // Stop(SIGTERM): what systemctl stop sends.
   std::optional<int> Terminate(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   void Kill9();
   bool Running() { return process_ && process_->Running(); }
