@@ -43,7 +43,7 @@ class StorageFaults : public ::testing::Test {
   void MountTmpfs(const std::string& dir, const std::string& size, bool read_only) {
     std::string error;
     mount_ = Mount::Tmpfs(dir, size, read_only, &error);
-    if (!mount_ && !Mount::Permitted(error)) GTEST_SKIP() << "needs root to mount a tmpfs: " << error;
+    if (!mount_ && !Mount::Permitted(error)) GTEST_SKIP() << "needs root (CAP_SYS_ADMIN) to mount a tmpfs: " << error;
     ASSERT_TRUE(mount_) << error;
   }
 
@@ -148,7 +148,7 @@ TEST_F(StorageFaults, AStoreRemountedReadOnlyExitsWithIoErrAndStaysIntact) {
   }
   std::string error;
   mount_ = Mount::ReadOnlyBind(dir.File("data"), dir.File("ro"), &error);
-  if (!mount_ && !Mount::Permitted(error)) GTEST_SKIP() << "needs root to mount: " << error;
+  if (!mount_ && !Mount::Permitted(error)) GTEST_SKIP() << "needs root (CAP_SYS_ADMIN) to mount: " << error;
   ASSERT_TRUE(mount_) << error;
 
   auto [status, out] = RunReadingsd({"--storage.data_dir=" + dir.File("ro"), "--http.listen=127.0.0.1:0"});
