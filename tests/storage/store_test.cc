@@ -35,7 +35,9 @@ class StoreTest : public ::testing::Test {
   void MountTmpfs(const std::string& dir, const std::string& size, bool read_only) {
     std::string error;
     mount_ = test::Mount::Tmpfs(dir, size, read_only, &error);
-    if (!mount_ && !test::Mount::Permitted(error)) GTEST_SKIP() << "needs root (CAP_SYS_ADMIN) to mount a tmpfs: " << error;
+    if (!mount_ && !test::Mount::Permitted(error)) {
+      GTEST_SKIP() << "needs root (CAP_SYS_ADMIN) to mount a tmpfs: " << error;
+    }
     ASSERT_TRUE(mount_) << error;
   }
   void Open() { ASSERT_TRUE(Store::Open(options_, &store_).ok()); }
