@@ -1,14 +1,21 @@
 // readingsd as a service: sd_notify and watchdog through a test NOTIFY_SOCKET, signals, exit
 // codes that tell systemd what a restart can fix, backup, SIGHUP reload.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "tests/daemon/daemon_harness.h"
 #include "tests/support/mosquitto_broker.h"
@@ -17,7 +24,9 @@
 namespace readingsd::test {
 namespace {
 
-// The systemd side of sd_notify: a datagram socket that collects what the daemon says.
+// The systemd side of sd_notify: a datagram socket that collects what the daemon says. A thread
+// of its own reads it all along, as systemd does: once its queue (10 datagrams) is full, the
+// daemon's sd_notify blocks, and so does its main loop.
 class NotifySocket {
  public:
   explicit NotifySocket(const std::string& path) : path_(path) {
@@ -26,31 +35,83 @@ class NotifySocket {
     addr.sun_family = AF_UNIX;
     std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
     if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("bind notify socket");
-    timeval tv{0, 100'000};
+    timeval tv{0, 100'000};  // how often the reader looks at stop_
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    reader_ = std::thread([this] { Read(); });
   }
-  ~NotifySocket() { close(fd_); }
-  // Waits until a message containing `needle` arrives; counts such messages within `timeout`.
+  ~NotifySocket() {
+    stop_ = true;
+    reader_.join();
+    close(fd_);
+  }
+
+  // Waits until `enough` messages containing `needle` arrived beyond those counted by earlier
+  // calls, or `timeout` passed; returns how many did.
   int Count(const std::string& needle, std::chrono::milliseconds timeout, int enough = 1) {
+    std::unique_lock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     int seen = 0;
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline && seen < enough) {
-      char buf[4096];
-      ssize_t n = recv(fd_, buf, sizeof buf, 0);
-      if (n > 0) {
-        std::string msg(buf, static_cast<std::size_t>(n));
-        messages_ += msg + "\n--\n";
-        if (msg.find(needle) != std::string::npos) ++seen;
+    for (;;) {
+      for (; next_ < messages_.size() && seen < enough; ++next_) {
+        if (messages_[next_].find(needle) != std::string::npos) ++seen;
+      }
+      if (seen >= enough || !arrived_.wait_until(lock, deadline, [&] { return next_ < messages_.size(); })) {
+        return seen;
       }
     }
-    return seen;
   }
-  const std::string& messages() const { return messages_; }
+  // Like Count, of every message sent before this call and no more, without waiting for others.
+  int CountArrived(const std::string& needle) {
+    // A marker sent now is queued behind them: once the reader took it, it took them.
+    const int marker = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+    const bool sent = sendto(marker, kMarker, sizeof kMarker - 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr) > 0;
+    close(marker);
+    EXPECT_TRUE(sent);
+    {
+      std::unique_lock lock(mu_);
+      const int wanted = ++markers_sent_;
+      EXPECT_TRUE(arrived_.wait_for(lock, std::chrono::seconds(30), [&] { return markers_read_ >= wanted; }));
+    }
+    return Count(needle, std::chrono::milliseconds(0), std::numeric_limits<int>::max());
+  }
+  std::string messages() const {
+    std::lock_guard lock(mu_);
+    std::string all;
+    for (const auto& m : messages_) all += m + "\n--\n";
+    return all;
+  }
 
  private:
+  static constexpr char kMarker[] = "test: marker";
+
+  void Read() {
+    char buf[4096];
+    while (!stop_) {
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) continue;
+      std::lock_guard lock(mu_);
+      std::string msg(buf, static_cast<std::size_t>(n));
+      if (msg == kMarker) {
+        ++markers_read_;
+      } else {
+        messages_.push_back(std::move(msg));
+      }
+      arrived_.notify_all();
+    }
+  }
+
   std::string path_;
   int fd_;
-  std::string messages_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  std::condition_variable arrived_;
+  std::vector<std::string> messages_;
+  std::size_t next_ = 0;  // messages_ before it were counted
+  int markers_sent_ = 0, markers_read_ = 0;
+  std::thread reader_;
 };
 
 TEST(Service, NotifiesReadyPingsTheWatchdogAndStopsCleanlyOnSigterm) {
@@ -72,6 +133,77 @@ TEST(Service, NotifiesReadyPingsTheWatchdogAndStopsCleanlyOnSigterm) {
   // Reopened after the clean stop, the store has every reading.
   EXPECT_EQ(daemon.StoredKeys(DeviceIds(10)).size(), 2000u);
   EXPECT_NE(daemon.log().find("<6>stopped;"), std::string::npos) << daemon.log();
+}
+
+// A broker address whose accept queue is full: the kernel drops further SYNs, so a client's
+// blocking connect() hangs, retransmitting, until there is room again.
+class FullAcceptQueue {
+ public:
+  FullAcceptQueue() {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    // Backlog 0 holds one connection: the filler's.
+    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 0) != 0 ||
+        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      throw std::runtime_error("cannot listen on 127.0.0.1:0");
+    }
+    port_ = ntohs(addr.sin_port);
+    filler_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (connect(filler_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("filler");
+  }
+  ~FullAcceptQueue() {
+    close(filler_fd_);
+    close(listen_fd_);
+  }
+  int port() const { return port_; }
+  // Takes the filler off the queue: the waiting client's next SYN gets through.
+  void MakeRoom() { close(accept(listen_fd_, nullptr, nullptr)); }
+
+ private:
+  int listen_fd_ = -1, filler_fd_ = -1, port_ = 0;
+};
+
+// The unit's WatchdogSec restarts a daemon whose ingest is wedged: the pings must stop while the
+// ingest loop does not turn, and come back once it does. Its loop is held in a connect() to a
+// broker address that drops SYNs, like a firewalled one.
+TEST(Service, TheWatchdogStopsPingingWhileTheIngestLoopIsStuck) {
+  FullAcceptQueue broker;
+  TempDir dir("readingsd-watchdog");
+  NotifySocket notify(dir.File("notify"));
+  Daemon daemon({.broker_port = broker.port(),
+                 .env = {{"NOTIFY_SOCKET", dir.File("notify")}, {"WATCHDOG_USEC", "600000"}}});
+  daemon.StartUnready();
+  EXPECT_EQ(notify.Count("READY=1", std::chrono::seconds(30)), 1) << notify.messages();
+  // The loop turned once before it got stuck: the pings go on until that is 10 s ago.
+  EXPECT_EQ(notify.Count("WATCHDOG=1", std::chrono::seconds(30)), 1) << notify.messages();
+
+  // The daemon says, at every watchdog tick, that it holds the ping back. A ping sent before a
+  // line of the log is counted by CountArrived once the line is there to read.
+  constexpr std::string_view kStuck = "<4>watchdog: not pinging: ingest loop stuck";
+  auto stuck_lines = [&] {
+    const std::string log = daemon.log();
+    std::size_t n = 0;
+    for (std::size_t at = log.find(kStuck); at != std::string::npos; at = log.find(kStuck, at + 1)) ++n;
+    return n;
+  };
+  auto wait_for_stuck_lines = [&](std::size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (stuck_lines() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return stuck_lines() >= n;
+  };
+  ASSERT_TRUE(wait_for_stuck_lines(1)) << daemon.log();
+  notify.CountArrived("WATCHDOG=1");  // the pings from before
+  ASSERT_TRUE(wait_for_stuck_lines(stuck_lines() + 3)) << daemon.log();
+  EXPECT_EQ(notify.CountArrived("WATCHDOG=1"), 0) << notify.messages();
+
+  broker.MakeRoom();  // connect() returns at the next SYN retransmission; the loop turns again
+  EXPECT_EQ(notify.Count("WATCHDOG=1", std::chrono::seconds(60)), 1) << notify.messages() << daemon.log();
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.log();
 }
 
 TEST(Service, SigintAlsoStopsCleanly) {
