@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -248,10 +249,58 @@ TEST(Service, BackupBesideARunningDaemonRestoresToAnIdenticalStore) {
   auto [status, out] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
   ASSERT_EQ(status, 0) << out;
   EXPECT_EQ(daemon.Terminate(), 0);
-  EXPECT_TRUE(StoredKeys(dir.File("copy"), DeviceIds(30)) == ExpectedKeys(generator));
-  EXPECT_TRUE(StoredKeys(dir.File("copy"), DeviceIds(30)) == daemon.StoredKeys(DeviceIds(30)));
+  EXPECT_EQ(Difference(StoredReadings(dir.File("copy"), DeviceIds(30)), PublishedReadings(generator)), "");
+  EXPECT_EQ(Difference(StoredReadings(dir.File("copy"), DeviceIds(30)), daemon.StoredReadings(DeviceIds(30))), "");
   auto [again, out2] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
   EXPECT_EQ(again, 64) << out2;  // refuses to overwrite
+}
+
+// A backup taken while readings stream in is a store of its own holding a consistent state:
+// everything stored before the backup began, and of each device a prefix of what it sent, with
+// the values it sent.
+TEST(Service, ABackupTakenWhileReadingsFlowHoldsAConsistentPrefix) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.max_batch=50"}});
+  daemon.Start();
+  constexpr std::size_t kTotal = 20000;
+  const auto generator = tools::GeneratorOptions{.count = kTotal, .devices = 20};
+  const auto devices = DeviceIds(20);
+  AsyncPublisher publisher(
+      {.port = broker.port(), .generator = generator, .rate = 2000, .timeout = std::chrono::seconds(120)});
+  ASSERT_GE(daemon.WaitForStored(devices, 3000, std::chrono::seconds(60)), 3000u) << daemon.log();
+  const ReadingMap before = daemon.StoredReadings(devices);
+  TempDir dir("readingsd-backup");
+  auto [status, out] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
+  ASSERT_EQ(status, 0) << out;
+  // Readings were still being written: the backup was taken in the middle of the stream.
+  ASSERT_TRUE(publisher.process().Running()) << "the stream ended before the backup did";
+  EXPECT_LT(before.size(), kTotal);
+
+  {
+    std::unique_ptr<storage::Store> copy;  // opens for writing too: a daemon can start on it
+    Status s = storage::Store::Open({.path = dir.File("copy")}, &copy);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  const ReadingMap backup = StoredReadings(dir.File("copy"), devices);
+  std::size_t lost = 0;
+  for (const auto& reading : before) lost += backup.count(reading.first) ? 0 : 1;
+  EXPECT_EQ(lost, 0u) << "of " << before.size() << " readings stored before the backup began";
+  // Of each device, its first readings (ts order is send order), as many as the backup holds.
+  std::map<std::string, std::size_t> held;
+  for (const auto& reading : backup) ++held[reading.first.first];
+  ReadingMap prefix;
+  for (const auto& reading : PublishedReadings(generator)) {
+    if (held[reading.first.first] > 0) {
+      --held[reading.first.first];
+      prefix.insert(reading);
+    }
+  }
+  EXPECT_EQ(Difference(backup, prefix), "") << "the backup is not a prefix of each device's stream";
+  EXPECT_GE(backup.size(), before.size());
+
+  ASSERT_EQ(publisher.Wait().exit_code, 0);
+  EXPECT_EQ(daemon.WaitForStored(devices, kTotal, std::chrono::seconds(60)), kTotal);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.log();
 }
 
 TEST(Service, CheckConfigAndSighupReload) {
