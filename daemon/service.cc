@@ -72,15 +72,6 @@ metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {
   return o;
 }
 
-storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& c) {
-  storage::StoreOptions o;
-  o.path = c.data_dir;
-  o.sync = c.sync;
-  o.retention = c.retention_seconds;
-  o.block_cache_bytes = c.block_cache_mb << 20;
-  return o;
-}
-
 query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std::string& host, uint16_t port,
                                          std::vector<std::string> tokens) {
   query::HttpServerOptions o;
@@ -176,6 +167,15 @@ sigset_t BlockHandledSignals() {
 
 }  // namespace
 
+storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& c) {
+  storage::StoreOptions o;
+  o.path = c.data_dir;
+  o.sync = c.sync;
+  o.retention = c.retention_seconds;
+  o.block_cache_bytes = c.block_cache_mb << 20;
+  return o;
+}
+
 int RunService(const config::Config& config, const std::string& config_path) {
   Log log(ParseLogLevel(config.log.level));
   sigset_t signals = BlockHandledSignals();
@@ -203,7 +203,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     storage::StoreStats st = store->Stats();
     return metrics::StoreFigures{st.sst_bytes, st.memtable_bytes, st.pending_compaction_bytes, st.stall_micros,
                                  st.estimated_keys, st.block_cache_misses, st.block_cache_bytes,
-                                 st.block_cache_capacity_bytes};
+                                 st.block_cache_capacity_bytes, st.wal_syncs};
   });
   std::unique_ptr<ingest::MqttIngest> ingest;
 

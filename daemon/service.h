@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "storage/store.h"
 
 namespace readingsd::daemon {
 
@@ -17,6 +18,9 @@ inline constexpr int kExitUnavailable = 69;  // a port could not be bound
 inline constexpr int kExitIoErr = 74;    // data dir unreadable / unwritable
 inline constexpr int kExitTempFail = 75;  // data dir locked by another process
 inline constexpr int kExitConfig = 78;   // invalid configuration
+
+// The store's options as [storage] sets them: what RunService opens.
+storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& config);
 
 // `config_path` ("" = none) is re-read on SIGHUP.
 int RunService(const config::Config& config, const std::string& config_path);

@@ -129,7 +129,10 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
                          "Block cache in use, index and filter blocks included; it fills towards its "
                          "capacity as data is written."),
              SingleGauge(registry_, "readingsd_rocksdb_block_cache_capacity_bytes",
-                         "Block cache capacity (storage.block_cache_mb).")},
+                         "Block cache capacity (storage.block_cache_mb)."),
+             SingleGauge(registry_, "readingsd_rocksdb_wal_syncs",
+                         "Cumulative fsyncs of the write-ahead log: one per group commit with "
+                         "storage.sync = true.")},
       write_series_(
           GaugeFamily(registry_, "readingsd_partition_writes",
                       "Writes to the partition in the window (estimate), top-K partitions only."),
@@ -193,6 +196,7 @@ void Exporter::Publish(const StoreFigures& figures) {
   store_.block_cache_misses.Set(static_cast<double>(figures.block_cache_misses));
   store_.block_cache_bytes.Set(static_cast<double>(figures.block_cache_bytes));
   store_.block_cache_capacity_bytes.Set(static_cast<double>(figures.block_cache_capacity_bytes));
+  store_.wal_syncs.Set(static_cast<double>(figures.wal_syncs));
 }
 
 }  // namespace readingsd::metrics

@@ -41,6 +41,7 @@ struct StoreFigures {
   std::uint64_t block_cache_misses = 0;  // cumulative
   std::uint64_t block_cache_bytes = 0;
   std::uint64_t block_cache_capacity_bytes = 0;
+  std::uint64_t wal_syncs = 0;  // cumulative
 };
 
 class Exporter {
@@ -107,6 +108,7 @@ class Exporter {
     prometheus::Gauge& block_cache_misses;
     prometheus::Gauge& block_cache_bytes;
     prometheus::Gauge& block_cache_capacity_bytes;
+    prometheus::Gauge& wal_syncs;
   };
 
   void Publish(const HotnessReport& report);

@@ -261,6 +261,7 @@ class RocksStore : public Store {
     db_->GetIntProperty(rocksdb::DB::Properties::kBlockCacheCapacity, &st.block_cache_capacity_bytes);
     st.stall_micros = stats_->getTickerCount(rocksdb::STALL_MICROS);
     st.block_cache_misses = stats_->getTickerCount(rocksdb::BLOCK_CACHE_MISS);
+    st.wal_syncs = stats_->getTickerCount(rocksdb::WAL_FILE_SYNCED);
     return st;
   }
 

@@ -38,6 +38,9 @@ struct StoreStats {
   // as data is written, queried or not: RSS levels off only once it is full.
   uint64_t block_cache_bytes = 0;
   uint64_t block_cache_capacity_bytes = 0;
+  // Cumulative fsyncs of the WAL: one per write while options.sync is on (and one when a new
+  // store is initialised).
+  uint64_t wal_syncs = 0;
 };
 
 // Readings of one partition within [lower, upper) sort keys, in key (= time) order.
