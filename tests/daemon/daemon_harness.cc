@@ -222,4 +222,9 @@ std::pair<int, std::string> Get(int port, const std::string& target) {
   return {result.status, result.body};
 }
 
+double MetricValue(const std::string& metrics, const std::string& series) {
+  auto at = metrics.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(metrics.substr(at + series.size() + 2));
+}
+
 }  // namespace readingsd::test

@@ -94,4 +94,7 @@ std::pair<int, std::string> RunReadingsd(const std::vector<std::string>& args);
 // GET http://127.0.0.1:port/target → (status, body); status 0 when unreachable.
 std::pair<int, std::string> Get(int port, const std::string& target);
 
+// The value of `series` (name{labels}, as exposed) in a /metrics text; -1 when absent.
+double MetricValue(const std::string& metrics, const std::string& series);
+
 }  // namespace readingsd::test

@@ -143,11 +143,6 @@ void PublishAll(int port, const std::vector<std::pair<std::string, std::string>>
   mosquitto_destroy(m);
 }
 
-double MetricValue(const std::string& metrics, const std::string& series) {
-  auto at = metrics.find("\n" + series + " ");
-  return at == std::string::npos ? -1 : std::stod(metrics.substr(at + series.size() + 2));
-}
-
 TEST(IngestE2E, BadPayloadsAreCountedByReasonAndGoodOnesAllStored) {
   MosquittoBroker broker;
   Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.max_payload_bytes=2000"}});

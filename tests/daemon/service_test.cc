@@ -1,6 +1,7 @@
 // readingsd as a service: sd_notify and watchdog through a test NOTIFY_SOCKET, signals, exit
 // codes that tell systemd what a restart can fix, backup, SIGHUP reload.
 #include <arpa/inet.h>
+#include <date/date.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,11 +14,16 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <iterator>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "config/config.h"
+#include "daemon/service.h"
+#include "storage/key.h"
 #include "tests/daemon/daemon_harness.h"
 #include "tests/support/mosquitto_broker.h"
 #include "tests/support/publisher.h"
@@ -301,6 +307,81 @@ TEST(Service, ABackupTakenWhileReadingsFlowHoldsAConsistentPrefix) {
   ASSERT_EQ(publisher.Wait().exit_code, 0);
   EXPECT_EQ(daemon.WaitForStored(devices, kTotal, std::chrono::seconds(60)), kTotal);
   EXPECT_EQ(daemon.Terminate(), 0) << daemon.log();
+}
+
+// storage.sync reaches the store: with it, every group commit fsyncs the WAL (RocksDB's own
+// count, exported as readingsd_rocksdb_wal_syncs); without it, none does.
+TEST(Service, StorageSyncFsyncsTheWalAtEveryGroupCommit) {
+  MosquittoBroker broker;
+  const auto generator = tools::GeneratorOptions{.count = 500, .devices = 5};
+  for (const bool sync : {false, true}) {
+    SCOPED_TRACE(sync ? "storage.sync = true" : "storage.sync = false");
+    Daemon daemon({.broker_port = broker.port(),
+                   .extra_args = {sync ? "--storage.sync=true" : "--storage.sync=false", "--mqtt.max_batch=10"}});
+    daemon.Start();
+    ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = generator}).exit_code, 0);
+    ASSERT_EQ(daemon.WaitForStored(DeviceIds(5), 500, std::chrono::seconds(60)), 500u) << daemon.log();
+    auto [status, metrics] = Get(daemon.http_port(), "/metrics");
+    ASSERT_EQ(status, 200);
+    const double commits = MetricValue(metrics, "readingsd_write_batch_size_count");
+    const double syncs = MetricValue(metrics, "readingsd_rocksdb_wal_syncs");
+    EXPECT_GE(commits, 50);  // at most 10 readings each
+    if (sync) {
+      EXPECT_GE(syncs, commits) << metrics;
+    } else {
+      EXPECT_LE(syncs, 1) << metrics;  // the new store's format marker is written synced
+    }
+    EXPECT_EQ(daemon.Terminate(), 0) << daemon.log();
+  }
+}
+
+// storage.retention reaches the store: readings older than it go at compaction, and compaction
+// comes at least daily (RocksDB keeps the options it opened with in the data dir's OPTIONS file).
+TEST(Service, StorageRetentionDropsOldReadingsAtCompactionAndCompactsDaily) {
+  TempDir dir("readingsd-retention");
+  const auto now = std::chrono::system_clock::now();
+  auto sort_key = [](std::chrono::system_clock::time_point t) {
+    std::string sk;
+    EXPECT_TRUE(storage::NormalizeTimestamp(date::format("%FT%TZ", date::floor<std::chrono::seconds>(t)), &sk).ok());
+    return sk;
+  };
+  const std::string old_key = sort_key(now - std::chrono::hours(24 * 31));
+  const std::string kept_key = sort_key(now - std::chrono::hours(24 * 29));
+  // Opens the store as readingsd does with `flags`, writes both readings and compacts.
+  auto stored_after_compaction = [&](const std::string& name, std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"readingsd", "--storage.data_dir=" + dir.File(name)});
+    std::vector<const char*> argv;
+    for (const auto& flag : flags) argv.push_back(flag.c_str());
+    config::Config config;
+    config::CommandLine command;
+    std::string error;
+    EXPECT_TRUE(config::ParseCommandLine(static_cast<int>(argv.size()), argv.data(), &config, &command, &error))
+        << error;
+    std::unique_ptr<storage::Store> store;
+    EXPECT_TRUE(storage::Store::Open(daemon::StoreOptionsFrom(config.storage), &store).ok());
+    std::set<std::string> keys;
+    if (store == nullptr) return keys;
+    for (const auto& key : {old_key, kept_key}) EXPECT_TRUE(store->Put({"dev00001", key, {{"t", 1.0}}}).ok());
+    EXPECT_TRUE(store->CompactAll().ok());
+    auto it = store->NewIterator("dev00001", "", "");
+    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.emplace(it->sort_key());
+    return keys;
+  };
+  EXPECT_EQ(stored_after_compaction("kept", {}), (std::set<std::string>{old_key, kept_key}));
+  EXPECT_EQ(stored_after_compaction("expiring", {"--storage.retention=30d"}), std::set<std::string>{kept_key});
+
+  std::string options_file;  // the newest, as RocksDB reads it on open
+  for (const auto& entry : std::filesystem::directory_iterator(dir.File("expiring"))) {
+    const std::string name = entry.path().filename();
+    if (name.starts_with("OPTIONS-") && name > std::filesystem::path(options_file).filename().string()) {
+      options_file = entry.path();
+    }
+  }
+  ASSERT_FALSE(options_file.empty());
+  std::ifstream in(options_file);
+  const std::string options((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(options.find("periodic_compaction_seconds=86400\n"), std::string::npos) << options;
+  EXPECT_NE(options.find("compaction_filter_factory=readingsd.RetentionFilterFactory"), std::string::npos) << options;
 }
 
 TEST(Service, CheckConfigAndSighupReload) {
