@@ -97,14 +97,16 @@ TEST(IngestE2E, BrokerRestartMidStreamLosesNothing) {
   Daemon daemon({.broker_port = broker.port()});
   daemon.Start();
   auto generator = Readings(10000, 20);
-  AsyncPublisher publisher({.port = broker.port(), .generator = generator, .rate = 4000, .timeout = std::chrono::seconds(120)});
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  auto devices = DeviceIds(20);
+  AsyncPublisher publisher({.port = broker.port(), .generator = generator, .rate = 2000, .timeout = std::chrono::seconds(120)});
+  // The restart comes once readings flow through, and before the stream ends.
+  ASSERT_GE(daemon.WaitForStored(devices, 2000, std::chrono::seconds(60)), 2000u) << daemon.log();
+  ASSERT_TRUE(publisher.process().Running()) << "the stream ended before the broker restart";
   broker.Stop();  // persistence on: the sessions and queued messages are saved
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // down for a while
   broker.Start();
   PublishResult published = publisher.Wait();
   ASSERT_EQ(published.exit_code, 0) << published.output;
-  auto devices = DeviceIds(20);
   EXPECT_EQ(daemon.WaitForStored(devices, 10000, std::chrono::seconds(60)), 10000u) << daemon.log();
   EXPECT_EQ(Difference(daemon.StoredReadings(devices), PublishedReadings(generator)), "");
   EXPECT_EQ(daemon.Terminate(), 0);
