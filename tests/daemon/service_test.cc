@@ -26,6 +26,7 @@
 #include "storage/key.h"
 #include "tests/daemon/daemon_harness.h"
 #include "tests/support/mosquitto_broker.h"
+#include "tests/support/ports.h"
 #include "tests/support/publisher.h"
 
 namespace readingsd::test {
@@ -36,11 +37,11 @@ namespace {
 // daemon's sd_notify blocks, and so does its main loop.
 class NotifySocket {
  public:
-  explicit NotifySocket(const std::string& path) : path_(path) {
+  NotifySocket() : dir_("readingsd-notify"), path_(dir_.File("notify")) {
     fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
     if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("bind notify socket");
     timeval tv{0, 100'000};  // how often the reader looks at stop_
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -84,6 +85,7 @@ class NotifySocket {
     }
     return Count(needle, std::chrono::milliseconds(0), std::numeric_limits<int>::max());
   }
+  const std::string& path() const { return path_; }
   std::string messages() const {
     std::lock_guard lock(mu_);
     std::string all;
@@ -110,6 +112,7 @@ class NotifySocket {
     }
   }
 
+  TempDir dir_;
   std::string path_;
   int fd_;
   std::atomic<bool> stop_{false};
@@ -121,15 +124,18 @@ class NotifySocket {
   std::thread reader_;
 };
 
+// What systemd passes a Type=notify unit with a watchdog: where to notify, and how often (600 ms).
+std::vector<std::pair<std::string, std::string>> NotifyEnv(const NotifySocket& notify) {
+  return {{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "600000"}};
+}
+
 TEST(Service, NotifiesReadyPingsTheWatchdogAndStopsCleanlyOnSigterm) {
   MosquittoBroker broker;
-  TempDir dir("readingsd-notify");
-  NotifySocket notify(dir.File("notify"));
-  Daemon daemon({.broker_port = broker.port(),
-                 .env = {{"NOTIFY_SOCKET", dir.File("notify")}, {"WATCHDOG_USEC", "600000"}}});
+  NotifySocket notify;
+  Daemon daemon({.broker_port = broker.port(), .env = NotifyEnv(notify)});
   daemon.Start();
-  EXPECT_EQ(notify.Count("READY=1", std::chrono::seconds(10)), 1) << notify.messages();
-  EXPECT_EQ(notify.Count("WATCHDOG=1", std::chrono::seconds(5), 3), 3) << notify.messages();
+  EXPECT_EQ(notify.Count("READY=1", std::chrono::seconds(30)), 1) << notify.messages();
+  EXPECT_EQ(notify.Count("WATCHDOG=1", std::chrono::seconds(30), 3), 3) << notify.messages();
   EXPECT_NE(notify.messages().find("STATUS="), std::string::npos);
 
   auto generator = tools::GeneratorOptions{.count = 2000, .devices = 10};
@@ -146,19 +152,13 @@ TEST(Service, NotifiesReadyPingsTheWatchdogAndStopsCleanlyOnSigterm) {
 // blocking connect() hangs, retransmitting, until there is room again.
 class FullAcceptQueue {
  public:
-  FullAcceptQueue() {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  FullAcceptQueue() : listen_fd_(ListenOnLoopback(/*backlog=*/0, &port_)) {
+    // Backlog 0 holds one connection: the filler's.
+    filler_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    // Backlog 0 holds one connection: the filler's.
-    if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listen_fd_, 0) != 0 ||
-        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      throw std::runtime_error("cannot listen on 127.0.0.1:0");
-    }
-    port_ = ntohs(addr.sin_port);
-    filler_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
     if (connect(filler_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("filler");
   }
   ~FullAcceptQueue() {
@@ -170,7 +170,9 @@ class FullAcceptQueue {
   void MakeRoom() { close(accept(listen_fd_, nullptr, nullptr)); }
 
  private:
-  int listen_fd_ = -1, filler_fd_ = -1, port_ = 0;
+  int port_ = 0;
+  int listen_fd_;
+  int filler_fd_ = -1;
 };
 
 // The unit's WatchdogSec restarts a daemon whose ingest is wedged: the pings must stop while the
@@ -178,10 +180,8 @@ class FullAcceptQueue {
 // broker address that drops SYNs, like a firewalled one.
 TEST(Service, TheWatchdogStopsPingingWhileTheIngestLoopIsStuck) {
   FullAcceptQueue broker;
-  TempDir dir("readingsd-watchdog");
-  NotifySocket notify(dir.File("notify"));
-  Daemon daemon({.broker_port = broker.port(),
-                 .env = {{"NOTIFY_SOCKET", dir.File("notify")}, {"WATCHDOG_USEC", "600000"}}});
+  NotifySocket notify;
+  Daemon daemon({.broker_port = broker.port(), .env = NotifyEnv(notify)});
   daemon.StartUnready();
   EXPECT_EQ(notify.Count("READY=1", std::chrono::seconds(30)), 1) << notify.messages();
   // The loop turned once before it got stuck: the pings go on until that is 10 s ago.

@@ -33,6 +33,7 @@
 
 #include "ingest/mqtt_ingest.h"
 #include "storage/key.h"
+#include "tests/support/ports.h"
 
 namespace readingsd::ingest {
 namespace {
@@ -104,18 +105,7 @@ struct Message {
 // the PUBACKs it reads. Used from the test thread only.
 class WireBroker {
  public:
-  WireBroker() {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        listen(listen_fd_, 1) != 0 || getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      throw std::runtime_error("WireBroker: cannot listen on 127.0.0.1:0");
-    }
-    port_ = ntohs(addr.sin_port);
-  }
+  WireBroker() : listen_fd_(test::ListenOnLoopback(/*backlog=*/1, &port_)) {}
   ~WireBroker() {
     if (fd_ >= 0) close(fd_);
     close(listen_fd_);
@@ -248,7 +238,9 @@ class WireBroker {
     return header;
   }
 
-  int listen_fd_ = -1, fd_ = -1, client_fd_ = -1, port_ = 0;
+  int port_ = 0;
+  int listen_fd_;
+  int fd_ = -1, client_fd_ = -1;
   std::string in_;
   std::vector<int> pubacks_;
 };

@@ -11,28 +11,52 @@
 
 namespace readingsd::test {
 
+namespace {
+
+// A TCP socket bound to 127.0.0.1:0, and the port it got; -1 (errno set) on failure.
+int BindLoopback(int* port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int error = errno;
+    close(fd);
+    errno = error;
+    return -1;
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+}  // namespace
+
+int ListenOnLoopback(int backlog, int* port) {
+  const int fd = BindLoopback(port);
+  if (fd < 0 || listen(fd, backlog) != 0) {
+    const int error = errno;
+    if (fd >= 0) close(fd);
+    throw std::system_error(error, std::generic_category(), "listen on 127.0.0.1:0");
+  }
+  return fd;
+}
+
 std::vector<int> FreeLoopbackPorts(int n) {
-  std::vector<int> fds, ports;
-  std::system_error failure(0, std::generic_category());
-  bool failed = false;
   // All held open until every port is picked, so the kernel hands out `n` different ones.
-  for (int i = 0; i < n && !failed; ++i) {
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      failure = std::system_error(errno, std::generic_category(), "bind 127.0.0.1:0");
-      failed = true;
-    } else {
-      ports.push_back(ntohs(addr.sin_port));
+  std::vector<int> fds, ports(static_cast<std::size_t>(n));
+  for (int& port : ports) {
+    const int fd = BindLoopback(&port);
+    if (fd < 0) {
+      const int error = errno;
+      for (int open : fds) close(open);
+      throw std::system_error(error, std::generic_category(), "bind 127.0.0.1:0");
     }
-    if (fd >= 0) fds.push_back(fd);
+    fds.push_back(fd);
   }
   for (int fd : fds) close(fd);
-  if (failed) throw failure;
   return ports;
 }
 

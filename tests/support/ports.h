@@ -15,6 +15,10 @@ namespace readingsd::test {
 // sockets bound to port 0, which are closed again. Throws on failure.
 std::vector<int> FreeLoopbackPorts(int n);
 
+// A TCP socket listening on 127.0.0.1 at a port of the kernel's choosing, which goes to *port:
+// for a test that plays a server itself. Throws on failure.
+int ListenOnLoopback(int backlog, int* port);
+
 // Calls `start` with `n` fresh ports until it returns true, and returns those ports. `start`
 // returns false when the program could not bind a port because it was taken ("address already
 // in use") and throws on any other failure. Throws after 10 taken ports in a row.
