@@ -19,7 +19,8 @@
 #endif
 #endif
 #ifdef READINGSD_TEST_ASAN
-#include <sanitizer/allocator_interface.h>
+// From the ASan runtime (GCC ships no header for it).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 namespace readingsd::metrics {
