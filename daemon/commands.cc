@@ -186,9 +186,7 @@ int BackupCommand(const config::Config& config, const std::vector<std::string>& 
 }
 
 int VerifyCommand(const config::Config& config) {
-  storage::StoreOptions options;
-  options.path = config.storage.data_dir;
-  options.block_cache_bytes = config.storage.block_cache_mb << 20;
+  const storage::StoreOptions options = StoreOptionsFrom(config.storage);
   auto last = std::chrono::steady_clock::time_point();
   auto progress = [&last](const storage::VerifyProgress& p) {
     auto now = std::chrono::steady_clock::now();

@@ -63,15 +63,6 @@ metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {
   return o;
 }
 
-storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& c) {
-  storage::StoreOptions o;
-  o.path = c.data_dir;
-  o.sync = c.sync;
-  o.retention = c.retention_seconds;
-  o.block_cache_bytes = c.block_cache_mb << 20;
-  return o;
-}
-
 query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std::string& host, uint16_t port,
                                          std::vector<std::string> tokens) {
   query::HttpServerOptions o;
@@ -193,6 +184,15 @@ int ExitCodeFor(const Status& s) {
   }
 }
 
+storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& c) {
+  storage::StoreOptions o;
+  o.path = c.data_dir;
+  o.sync = c.sync;
+  o.retention = c.retention_seconds;
+  o.block_cache_bytes = c.block_cache_mb << 20;
+  return o;
+}
+
 int RunService(const config::Config& config, const std::string& config_path) {
   Log log(ParseLogLevel(config.log.level));
   sigset_t signals = BlockHandledSignals();
@@ -220,7 +220,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
     storage::StoreStats st = store->Stats();
     return metrics::StoreFigures{st.sst_bytes, st.memtable_bytes, st.pending_compaction_bytes, st.stall_micros,
                                  st.estimated_keys, st.block_cache_misses, st.block_cache_bytes,
-                                 st.block_cache_capacity_bytes, st.corruption_errors};
+                                 st.block_cache_capacity_bytes, st.corruption_errors,
+                                 st.wal_syncs};
   });
   std::unique_ptr<ingest::MqttIngest> ingest;
 

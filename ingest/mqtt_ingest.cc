@@ -45,7 +45,7 @@ class MosquittoIngest : public MqttIngest {
     mosq_ = mosquitto_new(options_.client_id.c_str(), /*clean_session=*/false, this);
     if (mosq_ == nullptr) return Status::InvalidArgument("mqtt: cannot create client (client id empty or too long?)");
     // The heart of the ack rule, see the header: packets leave only in mosquitto_loop_write.
-    mosquitto_threaded_set(mosq_, true);
+    mosquitto_threaded_set(mosq_, options_.ack_after_write);
     mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, options_.mqtt_v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
     if (options_.mqtt_v5) {
       // How many unacked PUBLISHes the broker may send us: one group commit's worth.

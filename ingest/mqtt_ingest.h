@@ -43,6 +43,10 @@ struct MqttOptions {
   std::chrono::milliseconds reconnect_max{30000};
   std::size_t max_batch = 1000;  // readings per group commit
   PayloadOptions payload;
+  // Tests only; no config key sets it. false leaves libmosquitto in its default mode, which
+  // sends each PUBACK as the PUBLISH is read, before the write: ack_after_write_test runs its
+  // scenarios that way too, to show that it would catch exactly that.
+  bool ack_after_write = true;
 };
 
 enum class LogLevel { kError = 3, kWarning = 4, kInfo = 6, kDebug = 7 };  // syslog numbers

@@ -140,7 +140,10 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
              CounterFamily(registry_, "readingsd_store_corruption_errors_total",
                            "Corruption (checksum mismatches) the store met while serving; /readyz is "
                            "degraded after the first.")
-                 .Add({})},
+                 .Add({}),
+             SingleGauge(registry_, "readingsd_rocksdb_wal_syncs",
+                         "Cumulative fsyncs of the write-ahead log: one per group commit with "
+                         "storage.sync = true.")},
       write_series_(
           GaugeFamily(registry_, "readingsd_partition_writes",
                       "Writes to the partition in the window (estimate), top-K partitions only."),
@@ -209,6 +212,7 @@ void Exporter::Publish(const StoreFigures& figures) {
   if (corruption > store_.corruption_errors.Value()) {
     store_.corruption_errors.Increment(corruption - store_.corruption_errors.Value());
   }
+  store_.wal_syncs.Set(static_cast<double>(figures.wal_syncs));
 }
 
 }  // namespace readingsd::metrics

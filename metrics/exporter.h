@@ -42,6 +42,7 @@ struct StoreFigures {
   std::uint64_t block_cache_bytes = 0;
   std::uint64_t block_cache_capacity_bytes = 0;
   std::uint64_t corruption_errors = 0;  // cumulative: checksum mismatches met while serving
+  std::uint64_t wal_syncs = 0;  // cumulative
 };
 
 class Exporter {
@@ -113,6 +114,7 @@ class Exporter {
     prometheus::Gauge& block_cache_bytes;
     prometheus::Gauge& block_cache_capacity_bytes;
     prometheus::Counter& corruption_errors;
+    prometheus::Gauge& wal_syncs;
   };
 
   void Publish(const HotnessReport& report);

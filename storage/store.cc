@@ -219,6 +219,7 @@ class RocksStore : public Store {
     st.stall_micros = open_.stats->getTickerCount(rocksdb::STALL_MICROS);
     st.block_cache_misses = open_.stats->getTickerCount(rocksdb::BLOCK_CACHE_MISS);
     open_.tally->Read(&st.corruption_errors, &st.last_corruption);
+    st.wal_syncs = open_.stats->getTickerCount(rocksdb::WAL_FILE_SYNCED);
     return st;
   }
 

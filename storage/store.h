@@ -42,6 +42,9 @@ struct StoreStats {
   // a damaged file that the checks at open cannot see. `last_corruption` names the file.
   uint64_t corruption_errors = 0;
   std::string last_corruption;
+  // Cumulative fsyncs of the WAL: one per write while options.sync is on (and one when a new
+  // store is initialised).
+  uint64_t wal_syncs = 0;
 };
 
 // Readings of one partition within [lower, upper) sort keys, in key (= time) order.

@@ -22,6 +22,17 @@ namespace readingsd::test {
 std::set<std::pair<std::string, std::string>> StoredKeys(const std::string& data_dir,
                                                         const std::vector<std::string>& devices);
 
+// Readings by (deviceId, normalised readingTs), each as its attributes by name.
+using ReadingMap =
+    std::map<std::pair<std::string, std::string>, std::map<std::string, storage::AttributeValue>>;
+// What StoredKeys reads, with the values.
+ReadingMap StoredReadings(const std::string& data_dir, const std::vector<std::string>& devices);
+// What a generator run publishes, in the same form.
+ReadingMap PublishedReadings(const tools::GeneratorOptions& options);
+// "" when equal, else how `got` differs from `want`: how many readings are missing, foreign or
+// hold other values, with the first of each.
+std::string Difference(const ReadingMap& got, const ReadingMap& want);
+
 struct DaemonOptions {
   int broker_port = 0;
   std::vector<std::string> extra_args;                       // e.g. --mqtt.max_batch=10
@@ -31,22 +42,30 @@ struct DaemonOptions {
 class Daemon {
  public:
   explicit Daemon(DaemonOptions options);
-  // Returns once /readyz is 200; throws with the daemon's log when that takes over 10 s.
+  // Starts it with HTTP on a port of the kernel's choosing (a new one at each start, so no other
+  // process can take it) and returns once /readyz is 200; throws with the daemon's log when
+  // that takes over 30 s.
   void Start();
   // Returns once HTTP answers, ready or not: for a daemon that cannot become ready (a broker
   // that refuses it). Throws like Start.
   void StartUnready();
-  // SIGTERM; returns the exit status (nullopt if it did not exit within `timeout`).
+  // Sends `signal` and returns the exit status (nullopt if it did not exit within `timeout`).
+  std::optional<int> Stop(int signal, std::chrono::milliseconds timeout = std::chrono::seconds(20));
+  // Stop(SIGTERM): what systemctl stop sends.
   std::optional<int> Terminate(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   void Kill9();
   bool Running() { return process_ && process_->Running(); }
   pid_t pid() const { return process_ ? process_->pid() : -1; }
+  // The HTTP port of the current (or last) run, from its "http: listening on" log line.
   int http_port() const { return http_port_; }
   const std::string& data_dir() const { return data_dir_; }
   std::string log() const;
 
   std::set<std::pair<std::string, std::string>> StoredKeys(const std::vector<std::string>& devices) const {
     return test::StoredKeys(data_dir_, devices);
+  }
+  ReadingMap StoredReadings(const std::vector<std::string>& devices) const {
+    return test::StoredReadings(data_dir_, devices);
   }
   // Polls StoredKeys until it has `n` keys or `timeout` passes; returns the last count.
   std::size_t WaitForStored(const std::vector<std::string>& devices, std::size_t n, std::chrono::seconds timeout) const;
@@ -58,7 +77,7 @@ class Daemon {
   TempDir dir_;
   std::string data_dir_;
   std::string log_path_;
-  int http_port_;
+  int http_port_ = 0;
   std::optional<Process> process_;
 };
 
@@ -74,5 +93,8 @@ std::pair<int, std::string> RunReadingsd(const std::vector<std::string>& args);
 
 // GET http://127.0.0.1:port/target → (status, body); status 0 when unreachable.
 std::pair<int, std::string> Get(int port, const std::string& target);
+
+// The value of `series` (name{labels}, as exposed) in a /metrics text; -1 when absent.
+double MetricValue(const std::string& metrics, const std::string& series);
 
 }  // namespace readingsd::test

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -61,7 +62,7 @@ bool WaitUntil(const std::function<bool()>& done, milliseconds timeout) {
 // A Prometheus server scraping one readingsd target every second.
 class PrometheusServer {
  public:
-  explicit PrometheusServer(int target_port) : dir_("readingsd-prometheus"), port_(FreeLoopbackPort()) {
+  explicit PrometheusServer(int target_port) : dir_("readingsd-prometheus") {
     {
       std::ofstream yml(dir_.File("prometheus.yml"));
       yml << "global:\n"
@@ -74,16 +75,24 @@ class PrometheusServer {
              "      - targets: ['127.0.0.1:"
           << target_port << "']\n";
     }
-    process_.emplace(ProcessOptions{{kPrometheusBinary, "--config.file=" + dir_.File("prometheus.yml"),
-                                     "--storage.tsdb.path=" + dir_.File("data"),
-                                     "--storage.tsdb.retention.time=1h",
-                                     "--web.listen-address=127.0.0.1:" + std::to_string(port_),
-                                     "--query.max-concurrency=2", "--log.level=warn"},
-                                    {},
-                                    dir_.File("prometheus.log")});
-    bool ready = WaitUntil([&] { return Get(port_, "/-/ready").first == 200 || !process_->Running(); },
-                           seconds(30));
-    if (!ready || !process_->Running()) throw std::runtime_error("prometheus did not become ready:\n" + log());
+    StartOnFreePorts(1, [&](const std::vector<int>& ports) {
+      port_ = ports[0];
+      process_.emplace(ProcessOptions{{kPrometheusBinary, "--config.file=" + dir_.File("prometheus.yml"),
+                                       "--storage.tsdb.path=" + dir_.File("data"),
+                                       "--storage.tsdb.retention.time=1h",
+                                       "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                                       "--query.max-concurrency=2", "--log.level=warn"},
+                                      {},
+                                      dir_.File("prometheus.log")});
+      WaitUntil([&] { return !process_->Running() || Get(port_, "/-/ready").first == 200; }, seconds(30));
+      if (process_->Running() && Get(port_, "/-/ready").first == 200) return true;
+      process_.reset();
+      if (log().find("address already in use") != std::string::npos) {
+        std::filesystem::remove(dir_.File("prometheus.log"));  // the next try's log starts empty
+        return false;
+      }
+      throw std::runtime_error("prometheus did not become ready:\n" + log());
+    });
   }
 
   int port() const { return port_; }
@@ -122,7 +131,7 @@ class PrometheusServer {
 
  private:
   TempDir dir_;
-  int port_;
+  int port_ = 0;
   std::optional<Process> process_;
 };
 

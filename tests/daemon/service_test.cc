@@ -1,67 +1,141 @@
 // readingsd as a service: sd_notify and watchdog through a test NOTIFY_SOCKET, signals, exit
 // codes that tell systemd what a restart can fix, backup, SIGHUP reload.
+#include <arpa/inet.h>
+#include <date/date.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <iterator>
+#include <map>
+#include <set>
+#include <mutex>
 #include <thread>
+#include <vector>
 
+#include "config/config.h"
+#include "daemon/service.h"
+#include "storage/key.h"
 #include "tests/daemon/daemon_harness.h"
 #include "tests/support/mosquitto_broker.h"
+#include "tests/support/ports.h"
 #include "tests/support/publisher.h"
 
 namespace readingsd::test {
 namespace {
 
-// The systemd side of sd_notify: a datagram socket that collects what the daemon says.
+// The systemd side of sd_notify: a datagram socket that collects what the daemon says. A thread
+// of its own reads it all along, as systemd does: once its queue (10 datagrams) is full, the
+// daemon's sd_notify blocks, and so does its main loop.
 class NotifySocket {
  public:
-  explicit NotifySocket(const std::string& path) : path_(path) {
+  NotifySocket() : dir_("readingsd-notify"), path_(dir_.File("notify")) {
     fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
     if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("bind notify socket");
-    timeval tv{0, 100'000};
+    timeval tv{0, 100'000};  // how often the reader looks at stop_
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    reader_ = std::thread([this] { Read(); });
   }
-  ~NotifySocket() { close(fd_); }
-  // Waits until a message containing `needle` arrives; counts such messages within `timeout`.
+  ~NotifySocket() {
+    stop_ = true;
+    reader_.join();
+    close(fd_);
+  }
+
+  // Waits until `enough` messages containing `needle` arrived beyond those counted by earlier
+  // calls, or `timeout` passed; returns how many did.
   int Count(const std::string& needle, std::chrono::milliseconds timeout, int enough = 1) {
+    std::unique_lock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     int seen = 0;
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline && seen < enough) {
-      char buf[4096];
-      ssize_t n = recv(fd_, buf, sizeof buf, 0);
-      if (n > 0) {
-        std::string msg(buf, static_cast<std::size_t>(n));
-        messages_ += msg + "\n--\n";
-        if (msg.find(needle) != std::string::npos) ++seen;
+    for (;;) {
+      for (; next_ < messages_.size() && seen < enough; ++next_) {
+        if (messages_[next_].find(needle) != std::string::npos) ++seen;
+      }
+      if (seen >= enough || !arrived_.wait_until(lock, deadline, [&] { return next_ < messages_.size(); })) {
+        return seen;
       }
     }
-    return seen;
   }
-  const std::string& messages() const { return messages_; }
+  // Like Count, of every message sent before this call and no more, without waiting for others.
+  int CountArrived(const std::string& needle) {
+    // A marker sent now is queued behind them: once the reader took it, it took them.
+    const int marker = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+    const bool sent = sendto(marker, kMarker, sizeof kMarker - 1, 0, reinterpret_cast<sockaddr*>(&addr), sizeof addr) > 0;
+    close(marker);
+    EXPECT_TRUE(sent);
+    {
+      std::unique_lock lock(mu_);
+      const int wanted = ++markers_sent_;
+      EXPECT_TRUE(arrived_.wait_for(lock, std::chrono::seconds(30), [&] { return markers_read_ >= wanted; }));
+    }
+    return Count(needle, std::chrono::milliseconds(0), std::numeric_limits<int>::max());
+  }
+  const std::string& path() const { return path_; }
+  std::string messages() const {
+    std::lock_guard lock(mu_);
+    std::string all;
+    for (const auto& m : messages_) all += m + "\n--\n";
+    return all;
+  }
 
  private:
+  static constexpr char kMarker[] = "test: marker";
+
+  void Read() {
+    char buf[4096];
+    while (!stop_) {
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) continue;
+      std::lock_guard lock(mu_);
+      std::string msg(buf, static_cast<std::size_t>(n));
+      if (msg == kMarker) {
+        ++markers_read_;
+      } else {
+        messages_.push_back(std::move(msg));
+      }
+      arrived_.notify_all();
+    }
+  }
+
+  TempDir dir_;
   std::string path_;
   int fd_;
-  std::string messages_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex mu_;
+  std::condition_variable arrived_;
+  std::vector<std::string> messages_;
+  std::size_t next_ = 0;  // messages_ before it were counted
+  int markers_sent_ = 0, markers_read_ = 0;
+  std::thread reader_;
 };
+
+// What systemd passes a Type=notify unit with a watchdog: where to notify, and how often (600 ms).
+std::vector<std::pair<std::string, std::string>> NotifyEnv(const NotifySocket& notify) {
+  return {{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "600000"}};
+}
 
 TEST(Service, NotifiesReadyPingsTheWatchdogAndStopsCleanlyOnSigterm) {
   MosquittoBroker broker;
-  TempDir dir("readingsd-notify");
-  NotifySocket notify(dir.File("notify"));
-  Daemon daemon({.broker_port = broker.port(),
-                 .env = {{"NOTIFY_SOCKET", dir.File("notify")}, {"WATCHDOG_USEC", "600000"}}});
+  NotifySocket notify;
+  Daemon daemon({.broker_port = broker.port(), .env = NotifyEnv(notify)});
   daemon.Start();
-  EXPECT_EQ(notify.Count("READY=1", std::chrono::seconds(10)), 1) << notify.messages();
-  EXPECT_EQ(notify.Count("WATCHDOG=1", std::chrono::seconds(5), 3), 3) << notify.messages();
+  EXPECT_EQ(notify.Count("READY=1", std::chrono::seconds(30)), 1) << notify.messages();
+  EXPECT_EQ(notify.Count("WATCHDOG=1", std::chrono::seconds(30), 3), 3) << notify.messages();
   EXPECT_NE(notify.messages().find("STATUS="), std::string::npos);
 
   auto generator = tools::GeneratorOptions{.count = 2000, .devices = 10};
@@ -74,12 +148,78 @@ TEST(Service, NotifiesReadyPingsTheWatchdogAndStopsCleanlyOnSigterm) {
   EXPECT_NE(daemon.log().find("<6>stopped;"), std::string::npos) << daemon.log();
 }
 
+// A broker address whose accept queue is full: the kernel drops further SYNs, so a client's
+// blocking connect() hangs, retransmitting, until there is room again.
+class FullAcceptQueue {
+ public:
+  FullAcceptQueue() : listen_fd_(ListenOnLoopback(/*backlog=*/0, &port_)) {
+    // Backlog 0 holds one connection: the filler's.
+    filler_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    if (connect(filler_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("filler");
+  }
+  ~FullAcceptQueue() {
+    close(filler_fd_);
+    close(listen_fd_);
+  }
+  int port() const { return port_; }
+  // Takes the filler off the queue: the waiting client's next SYN gets through.
+  void MakeRoom() { close(accept(listen_fd_, nullptr, nullptr)); }
+
+ private:
+  int port_ = 0;
+  int listen_fd_;
+  int filler_fd_ = -1;
+};
+
+// The unit's WatchdogSec restarts a daemon whose ingest is wedged: the pings must stop while the
+// ingest loop does not turn, and come back once it does. Its loop is held in a connect() to a
+// broker address that drops SYNs, like a firewalled one.
+TEST(Service, TheWatchdogStopsPingingWhileTheIngestLoopIsStuck) {
+  FullAcceptQueue broker;
+  NotifySocket notify;
+  Daemon daemon({.broker_port = broker.port(), .env = NotifyEnv(notify)});
+  daemon.StartUnready();
+  EXPECT_EQ(notify.Count("READY=1", std::chrono::seconds(30)), 1) << notify.messages();
+  // The loop turned once before it got stuck: the pings go on until that is 10 s ago.
+  EXPECT_EQ(notify.Count("WATCHDOG=1", std::chrono::seconds(30)), 1) << notify.messages();
+
+  // The daemon says, at every watchdog tick, that it holds the ping back. A ping sent before a
+  // line of the log is counted by CountArrived once the line is there to read.
+  constexpr std::string_view kStuck = "<4>watchdog: not pinging: ingest loop stuck";
+  auto stuck_lines = [&] {
+    const std::string log = daemon.log();
+    std::size_t n = 0;
+    for (std::size_t at = log.find(kStuck); at != std::string::npos; at = log.find(kStuck, at + 1)) ++n;
+    return n;
+  };
+  auto wait_for_stuck_lines = [&](std::size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (stuck_lines() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return stuck_lines() >= n;
+  };
+  ASSERT_TRUE(wait_for_stuck_lines(1)) << daemon.log();
+  notify.CountArrived("WATCHDOG=1");  // the pings from before
+  ASSERT_TRUE(wait_for_stuck_lines(stuck_lines() + 3)) << daemon.log();
+  EXPECT_EQ(notify.CountArrived("WATCHDOG=1"), 0) << notify.messages();
+
+  broker.MakeRoom();  // connect() returns at the next SYN retransmission; the loop turns again
+  EXPECT_EQ(notify.Count("WATCHDOG=1", std::chrono::seconds(60)), 1) << notify.messages() << daemon.log();
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.log();
+}
+
 TEST(Service, SigintAlsoStopsCleanly) {
   MosquittoBroker broker;
   Daemon daemon({.broker_port = broker.port()});
   daemon.Start();
-  kill(daemon.pid(), SIGINT);
-  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon.Stop(SIGINT), 0) << daemon.log();
+  EXPECT_NE(daemon.log().find("received SIGINT, stopping"), std::string::npos) << daemon.log();
+  EXPECT_NE(daemon.log().find("<6>stopped;"), std::string::npos) << daemon.log();
 }
 
 TEST(Service, ASecondDaemonOnTheSameDataDirExitsWithTempFail) {
@@ -98,7 +238,8 @@ TEST(Service, ACorruptDataDirIsAClearErrorThatSystemdWillNotRestartInALoop) {
   std::filesystem::create_directories(dir.File("data"));
   std::ofstream(dir.File("data/CURRENT")) << "MANIFEST-999999\n";
   auto [status, out] = RunReadingsd({"--storage.data_dir=" + dir.File("data"), "--http.listen=127.0.0.1:0"});
-  EXPECT_TRUE(status == 65 || status == 74) << status << ": " << out;
+  // 65 is in the unit's RestartPreventExitStatus; 74 (an I/O error) would be restarted.
+  EXPECT_EQ(status, 65) << out;
   EXPECT_NE(out.find(dir.File("data")), std::string::npos) << out;
   EXPECT_NE(out.find("<3>storage:"), std::string::npos) << out;
 }
@@ -114,10 +255,133 @@ TEST(Service, BackupBesideARunningDaemonRestoresToAnIdenticalStore) {
   auto [status, out] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
   ASSERT_EQ(status, 0) << out;
   EXPECT_EQ(daemon.Terminate(), 0);
-  EXPECT_TRUE(StoredKeys(dir.File("copy"), DeviceIds(30)) == ExpectedKeys(generator));
-  EXPECT_TRUE(StoredKeys(dir.File("copy"), DeviceIds(30)) == daemon.StoredKeys(DeviceIds(30)));
+  EXPECT_EQ(Difference(StoredReadings(dir.File("copy"), DeviceIds(30)), PublishedReadings(generator)), "");
+  EXPECT_EQ(Difference(StoredReadings(dir.File("copy"), DeviceIds(30)), daemon.StoredReadings(DeviceIds(30))), "");
   auto [again, out2] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
   EXPECT_EQ(again, 64) << out2;  // refuses to overwrite
+}
+
+// A backup taken while readings stream in is a store of its own holding a consistent state:
+// everything stored before the backup began, and of each device a prefix of what it sent, with
+// the values it sent.
+TEST(Service, ABackupTakenWhileReadingsFlowHoldsAConsistentPrefix) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.max_batch=50"}});
+  daemon.Start();
+  constexpr std::size_t kTotal = 20000;
+  const auto generator = tools::GeneratorOptions{.count = kTotal, .devices = 20};
+  const auto devices = DeviceIds(20);
+  AsyncPublisher publisher(
+      {.port = broker.port(), .generator = generator, .rate = 2000, .timeout = std::chrono::seconds(120)});
+  ASSERT_GE(daemon.WaitForStored(devices, 3000, std::chrono::seconds(60)), 3000u) << daemon.log();
+  const ReadingMap before = daemon.StoredReadings(devices);
+  TempDir dir("readingsd-backup");
+  auto [status, out] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
+  ASSERT_EQ(status, 0) << out;
+  // Readings were still being written: the backup was taken in the middle of the stream.
+  ASSERT_TRUE(publisher.process().Running()) << "the stream ended before the backup did";
+  EXPECT_LT(before.size(), kTotal);
+
+  {
+    std::unique_ptr<storage::Store> copy;  // opens for writing too: a daemon can start on it
+    Status s = storage::Store::Open({.path = dir.File("copy")}, &copy);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  const ReadingMap backup = StoredReadings(dir.File("copy"), devices);
+  std::size_t lost = 0;
+  for (const auto& reading : before) lost += backup.count(reading.first) ? 0 : 1;
+  EXPECT_EQ(lost, 0u) << "of " << before.size() << " readings stored before the backup began";
+  // Of each device, its first readings (ts order is send order), as many as the backup holds.
+  std::map<std::string, std::size_t> held;
+  for (const auto& reading : backup) ++held[reading.first.first];
+  ReadingMap prefix;
+  for (const auto& reading : PublishedReadings(generator)) {
+    if (held[reading.first.first] > 0) {
+      --held[reading.first.first];
+      prefix.insert(reading);
+    }
+  }
+  EXPECT_EQ(Difference(backup, prefix), "") << "the backup is not a prefix of each device's stream";
+  EXPECT_GE(backup.size(), before.size());
+
+  ASSERT_EQ(publisher.Wait().exit_code, 0);
+  EXPECT_EQ(daemon.WaitForStored(devices, kTotal, std::chrono::seconds(60)), kTotal);
+  EXPECT_EQ(daemon.Terminate(), 0) << daemon.log();
+}
+
+// storage.sync reaches the store: with it, every group commit fsyncs the WAL (RocksDB's own
+// count, exported as readingsd_rocksdb_wal_syncs); without it, none does.
+TEST(Service, StorageSyncFsyncsTheWalAtEveryGroupCommit) {
+  MosquittoBroker broker;
+  const auto generator = tools::GeneratorOptions{.count = 500, .devices = 5};
+  for (const bool sync : {false, true}) {
+    SCOPED_TRACE(sync ? "storage.sync = true" : "storage.sync = false");
+    Daemon daemon({.broker_port = broker.port(),
+                   .extra_args = {sync ? "--storage.sync=true" : "--storage.sync=false", "--mqtt.max_batch=10"}});
+    daemon.Start();
+    ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = generator}).exit_code, 0);
+    ASSERT_EQ(daemon.WaitForStored(DeviceIds(5), 500, std::chrono::seconds(60)), 500u) << daemon.log();
+    auto [status, metrics] = Get(daemon.http_port(), "/metrics");
+    ASSERT_EQ(status, 200);
+    const double commits = MetricValue(metrics, "readingsd_write_batch_size_count");
+    const double syncs = MetricValue(metrics, "readingsd_rocksdb_wal_syncs");
+    EXPECT_GE(commits, 50);  // at most 10 readings each
+    if (sync) {
+      EXPECT_GE(syncs, commits) << metrics;
+    } else {
+      EXPECT_LE(syncs, 1) << metrics;  // the new store's format marker is written synced
+    }
+    EXPECT_EQ(daemon.Terminate(), 0) << daemon.log();
+  }
+}
+
+// storage.retention reaches the store: readings older than it go at compaction, and compaction
+// comes at least daily (RocksDB keeps the options it opened with in the data dir's OPTIONS file).
+TEST(Service, StorageRetentionDropsOldReadingsAtCompactionAndCompactsDaily) {
+  TempDir dir("readingsd-retention");
+  const auto now = std::chrono::system_clock::now();
+  auto sort_key = [](std::chrono::system_clock::time_point t) {
+    std::string sk;
+    EXPECT_TRUE(storage::NormalizeTimestamp(date::format("%FT%TZ", date::floor<std::chrono::seconds>(t)), &sk).ok());
+    return sk;
+  };
+  const std::string old_key = sort_key(now - std::chrono::hours(24 * 31));
+  const std::string kept_key = sort_key(now - std::chrono::hours(24 * 29));
+  // Opens the store as readingsd does with `flags`, writes both readings and compacts.
+  auto stored_after_compaction = [&](const std::string& name, std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"readingsd", "--storage.data_dir=" + dir.File(name)});
+    std::vector<const char*> argv;
+    for (const auto& flag : flags) argv.push_back(flag.c_str());
+    config::Config config;
+    config::CommandLine command;
+    std::string error;
+    EXPECT_TRUE(config::ParseCommandLine(static_cast<int>(argv.size()), argv.data(), &config, &command, &error))
+        << error;
+    std::unique_ptr<storage::Store> store;
+    EXPECT_TRUE(storage::Store::Open(daemon::StoreOptionsFrom(config.storage), &store).ok());
+    std::set<std::string> keys;
+    if (store == nullptr) return keys;
+    for (const auto& key : {old_key, kept_key}) EXPECT_TRUE(store->Put({"dev00001", key, {{"t", 1.0}}}).ok());
+    EXPECT_TRUE(store->CompactAll().ok());
+    auto it = store->NewIterator("dev00001", "", "");
+    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.emplace(it->sort_key());
+    return keys;
+  };
+  EXPECT_EQ(stored_after_compaction("kept", {}), (std::set<std::string>{old_key, kept_key}));
+  EXPECT_EQ(stored_after_compaction("expiring", {"--storage.retention=30d"}), std::set<std::string>{kept_key});
+
+  std::string options_file;  // the newest, as RocksDB reads it on open
+  for (const auto& entry : std::filesystem::directory_iterator(dir.File("expiring"))) {
+    const std::string name = entry.path().filename();
+    if (name.starts_with("OPTIONS-") && name > std::filesystem::path(options_file).filename().string()) {
+      options_file = entry.path();
+    }
+  }
+  ASSERT_FALSE(options_file.empty());
+  std::ifstream in(options_file);
+  const std::string options((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(options.find("periodic_compaction_seconds=86400\n"), std::string::npos) << options;
+  EXPECT_NE(options.find("compaction_filter_factory=readingsd.RetentionFilterFactory"), std::string::npos) << options;
 }
 
 TEST(Service, CheckConfigAndSighupReload) {

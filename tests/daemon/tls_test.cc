@@ -11,7 +11,6 @@
 
 #include "tests/daemon/daemon_harness.h"
 #include "tests/support/mosquitto_broker.h"
-#include "tests/support/ports.h"
 #include "tests/support/publisher.h"
 
 namespace readingsd::test {
@@ -98,17 +97,16 @@ class MqttTls : public ::testing::Test {
 
     // The harness's plain listener stays for the publisher; the settings below are global (no
     // per_listener_settings), so it too wants the password now.
-    tls_port_ = FreeLoopbackPort();
     std::ostringstream conf;
-    conf << "listener " << tls_port_ << " 127.0.0.1\n"
-         << "cafile " << File("ca.crt") << "\n"
+    conf << "cafile " << File("ca.crt") << "\n"
          << "certfile " << File("server.crt") << "\n"
          << "keyfile " << File("server.key") << "\n"
          << "require_certificate true\n"
          << "use_identity_as_username false\n"
          << "allow_anonymous false\n"
          << "password_file " << File("passwd") << "\n";
-    broker_.emplace(BrokerOptions{.extra_config = conf.str()});
+    broker_.emplace(BrokerOptions{.second_listener = conf.str()});
+    tls_port_ = broker_->second_port();
   }
 
   std::string File(const std::string& name) const { return dir_.File(name); }

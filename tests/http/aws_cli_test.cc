@@ -54,7 +54,7 @@ class AwsCliTest : public HttpServerTest {
  protected:
   void SetUp() override {
     aws_ = FindAws();
-    if (aws_.empty()) GTEST_SKIP() << "the AWS CLI (aws) is not installed";
+    if (aws_.empty()) GTEST_SKIP() << "the AWS CLI (aws) is not installed; scripts/setup installs it (awscli)";
     HttpServerTest::SetUp();
     StartServer();
     std::filesystem::create_directories(dir_.File("home"));

@@ -88,9 +88,8 @@ TEST_F(HttpServerTest, SlowLorisIsCutOffAtTheRequestTimeout) {
     closed = connection.ClosedWithin(50ms);
   }
   const auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_TRUE(closed);
+  EXPECT_TRUE(closed);  // a timeout that each byte restarted would never close it
   EXPECT_GE(elapsed, 250ms);
-  EXPECT_LT(elapsed, 2500ms);
 }
 
 TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosedAfterTheTimeout) {
@@ -164,7 +163,8 @@ TEST_F(HttpServerTest, BusyPollingOrNotServesTimesOutAndStops) {
     EXPECT_TRUE(first.ClosedWithin(3s));
     const auto stop = std::chrono::steady_clock::now();
     server_->Stop();
-    EXPECT_LT(std::chrono::steady_clock::now() - stop, 2s);
+    // A Stop that waited for the busy poll would take its 60 s; 20 s holds on a loaded machine.
+    EXPECT_LT(std::chrono::steady_clock::now() - stop, 20s);
     EXPECT_TRUE(second.ClosedWithin(2s));
   }
 }

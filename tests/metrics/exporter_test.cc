@@ -53,6 +53,7 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
     figures.block_cache_misses = 7;
     figures.block_cache_bytes = 5'000;
     figures.block_cache_capacity_bytes = 8'192;
+    figures.wal_syncs = 11;
     return figures;
   });
 
@@ -72,7 +73,7 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
         "readingsd_rocksdb_memtable_bytes", "readingsd_rocksdb_pending_compaction_bytes",
         "readingsd_rocksdb_stall_micros", "readingsd_rocksdb_estimated_keys",
         "readingsd_rocksdb_block_cache_misses", "readingsd_rocksdb_block_cache_bytes",
-        "readingsd_rocksdb_block_cache_capacity_bytes"}) {
+        "readingsd_rocksdb_block_cache_capacity_bytes", "readingsd_rocksdb_wal_syncs"}) {
     EXPECT_TRUE(Contains(text, std::string("# TYPE ") + name + " "));
   }
   EXPECT_TRUE(Contains(text, "readingsd_partition_writes{partition=\"DEV#1\"} 1\n"));
@@ -86,6 +87,7 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_misses 7\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_bytes 5000\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_capacity_bytes 8192\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_rocksdb_wal_syncs 11\n"));
   EXPECT_TRUE(Contains(text, "readingsd_mqtt_connected 1\n"));
 }
 

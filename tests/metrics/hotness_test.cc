@@ -7,8 +7,21 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include "tests/metrics/fake_clock.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define READINGSD_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define READINGSD_TEST_ASAN 1
+#endif
+#endif
+#ifdef READINGSD_TEST_ASAN
+// From the ASan runtime (GCC ships no header for it).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+#endif
 
 namespace readingsd::metrics {
 namespace {
@@ -18,6 +31,16 @@ using std::chrono::seconds;
 constexpr std::size_t kReadingBytes = 120;  // a reading: 1 WCU
 
 std::string Device(int i) { return "DEV#" + std::to_string(i); }
+
+// Bytes the process has allocated and not freed (ASan replaces malloc, so ask it then).
+std::size_t HeapBytesInUse() {
+#ifdef READINGSD_TEST_ASAN
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+#endif
+}
 
 class HotnessTrackerTest : public ::testing::Test {
  protected:
@@ -155,6 +178,58 @@ TEST_F(HotnessTrackerTest, PartitionOverTheWcuLimitIsHot) {
   EXPECT_FALSE(writes.top[1].hot);
 }
 
+// With top_k = 1 the sketch has 4 counters. A, B, C and D take 100 writes each; then X takes
+// over a counter of 100 with its first write, so its estimate is 200 for a true 100: error 100.
+// It heads the top-1 at an estimated 20 WCU/s (one 10 s slice), while only 10 WCU/s is sure.
+class LowerBoundTest : public HotnessTrackerTest {
+ protected:
+  void Feed(HotnessTracker& tracker) {
+    for (const char* partition : {"DEV#a", "DEV#b", "DEV#c", "DEV#d"}) {
+      for (int i = 0; i < 100; ++i) tracker.RecordWrite(partition, kReadingBytes);
+    }
+    for (int i = 0; i < 100; ++i) tracker.RecordWrite("DEV#x", kReadingBytes);
+  }
+};
+
+TEST_F(LowerBoundTest, AnEstimateOverTheLimitWithTheLowerBoundUnderItIsNotHot) {
+  auto top_with_limit = [&](double limit) {
+    HotnessOptions options;
+    options.top_k = 1;
+    options.partition_wcu_limit = limit;
+    HotnessTracker tracker(options, clock_.AsFunction());
+    Feed(tracker);
+    const TrafficReport writes = tracker.Report().writes;
+    EXPECT_EQ(writes.top.size(), 1u);
+    return writes.top.at(0);
+  };
+  const PartitionLoad x = top_with_limit(15);
+  EXPECT_EQ(x.partition, "DEV#x");
+  EXPECT_EQ(x.units, 200u);
+  EXPECT_EQ(x.units_error, 100u);
+  EXPECT_GT(x.units_per_second, 15);  // the estimate alone would alarm
+  EXPECT_FALSE(x.hot);
+  EXPECT_TRUE(top_with_limit(9).hot);  // the sure 10 WCU/s is what counts
+}
+
+TEST_F(LowerBoundTest, AShareOverTheLimitOnlyByItsEstimateDoesNotFlagTheKey) {
+  HotnessOptions options;
+  options.top_k = 1;
+  options.low_cardinality_min_partitions = 1;  // only the share arm can flag
+  options.low_cardinality_top_share = 0.3;
+  HotnessTracker tracker(options, clock_.AsFunction());
+  Feed(tracker);
+  const HotnessReport report = tracker.Report();
+  ASSERT_EQ(report.writes.top.size(), 1u);
+  const PartitionLoad& x = report.writes.top[0];
+  // Estimated 200 of 500 writes (0.4) is over the 0.3 limit; the sure 100 of 500 (0.2) is not,
+  // and the true spread is five partitions of 100.
+  EXPECT_GT(static_cast<double>(x.units) / static_cast<double>(report.writes.total_units),
+            options.low_cardinality_top_share);
+  EXPECT_DOUBLE_EQ(report.writes.topk_share, 0.2);
+  EXPECT_DOUBLE_EQ(report.writes.top_share, 0.2);
+  EXPECT_FALSE(report.low_cardinality_partition_key);
+}
+
 TEST_F(HotnessTrackerTest, CapacityUnitsRoundUpPerStartedUnit) {
   HotnessTracker tracker(HotnessOptions{}, clock_.AsFunction());
   for (std::size_t bytes : {0, 1, 1'024, 1'025, 4'096}) tracker.RecordWrite("DEV#1", bytes);
@@ -186,6 +261,32 @@ TEST_F(HotnessTrackerTest, ReadsHaveTheirOwnTopKAndLimit) {
   EXPECT_TRUE(top.hot);
   ASSERT_EQ(report.writes.top.size(), 1u);
   EXPECT_EQ(report.writes.top[0].partition, Device(9));
+}
+
+// Memory is bounded by the options, not by the number of partitions: once every slice of the
+// window holds full sketches, 120,000 more distinct partitions (each way) leave nothing behind.
+TEST_F(HotnessTrackerTest, MemoryStaysBoundedWhateverTheNumberOfPartitions) {
+  HotnessTracker tracker(HotnessOptions{}, clock_.AsFunction());
+  int next = 0;
+  auto one_window = [&](int partitions_per_slice) {
+    for (int slice = 0; slice < HotnessTracker::kWindowSlices; ++slice) {
+      for (int i = 0; i < partitions_per_slice; ++i) {
+        const std::string partition = "DEV#a-device-id-" + std::to_string(next++);  // not a short string
+        tracker.RecordWrite(partition, kReadingBytes);
+        tracker.RecordRead(partition, 1, kReadingBytes);
+      }
+      clock_.Advance(seconds(10));  // the next slice
+    }
+  };
+  one_window(1'000);
+  const std::size_t before = HeapBytesInUse();
+  one_window(20'000);
+  const std::size_t after = HeapBytesInUse();
+  // Keeping even 8 bytes per partition seen would be 1.9 MB.
+  EXPECT_LT(after, before + 64 * 1024) << "grew from " << before << " to " << after << " bytes";
+  const HotnessReport report = tracker.Report();
+  EXPECT_EQ(report.writes.top.size(), 20u);
+  EXPECT_EQ(report.reads.top.size(), 20u);
 }
 
 TEST_F(HotnessTrackerTest, ConcurrentWritersLoseNothing) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -66,7 +67,9 @@ class ObservedStore : public storage::Store {
   };
   mutable std::vector<Observation> iterators;
   std::string damaged_sort_key;  // its value loses its last byte
-  // Next and Prev that land on it take 20 ms, so a read helper surely begins its part first.
+  // Next and Prev that land on it wait until an iterator opened after theirs exists: the read
+  // helper's, which opens it once it has begun its part (30 s at most). So the request's thread
+  // never arrives at the helper's part before the helper took it, however loaded the machine.
   std::string slow_sort_key;
 
   Status Put(const Reading&) override { return Status::InvalidArgument("read only"); }
@@ -79,6 +82,7 @@ class ObservedStore : public storage::Store {
                                                           std::string_view upper) const override {
     std::lock_guard lock(mu_);  // a read helper opens iterators of its own
     iterators.push_back({std::string(lower), std::string(upper)});
+    opened_.notify_all();
     return std::make_unique<Iterator>(store_.NewIterator(device_id, lower, upper), this,
                                       iterators.size() - 1);
   }
@@ -108,9 +112,9 @@ class ObservedStore : public storage::Store {
 
    private:
     void Slow() const {
-      if (inner_->Valid() && inner_->sort_key() == store_->slow_sort_key) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
+      if (!inner_->Valid() || inner_->sort_key() != store_->slow_sort_key) return;
+      std::unique_lock lock(store_->mu_);
+      store_->opened_.wait_for(lock, std::chrono::seconds(30), [&] { return store_->iterators.size() > index_ + 1; });
     }
     void Observe() {
       if (!inner_->Valid()) return;
@@ -129,6 +133,7 @@ class ObservedStore : public storage::Store {
 
   const storage::Store& store_;
   mutable std::mutex mu_;
+  mutable std::condition_variable opened_;
 };
 
 class QueryTest : public ::testing::Test {

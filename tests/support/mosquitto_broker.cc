@@ -41,13 +41,21 @@ bool AcceptsConnections(int port) {
 }  // namespace
 
 MosquittoBroker::MosquittoBroker(BrokerOptions options)
-    : dir_("readingsd-mosquitto"),
-      port_(FreeLoopbackPort()),
-      config_path_(dir_.File("mosquitto.conf")),
-      log_path_(dir_.File("mosquitto.log")) {
+    : dir_("readingsd-mosquitto"), config_path_(dir_.File("mosquitto.conf")), log_path_(dir_.File("mosquitto.log")) {
+  StartOnFreePorts(options.second_listener.empty() ? 1 : 2, [&](const std::vector<int>& ports) {
+    port_ = ports[0];
+    second_port_ = ports.size() > 1 ? ports[1] : 0;
+    WriteConfig(options);
+    return Launch();
+  });
+}
+
+MosquittoBroker::~MosquittoBroker() = default;
+
+void MosquittoBroker::WriteConfig(const BrokerOptions& options) {
   const std::string shipped = ReadFile(READINGSD_SHIPPED_MOSQUITTO_CONF);
   if (shipped.empty()) throw std::runtime_error("cannot read " READINGSD_SHIPPED_MOSQUITTO_CONF);
-  std::ofstream conf(config_path_);
+  std::ofstream conf(config_path_, std::ios::trunc);
   conf << "# --- " READINGSD_SHIPPED_MOSQUITTO_CONF "\n"
        << shipped << "\n"
        << "# --- test harness\n"
@@ -58,22 +66,30 @@ MosquittoBroker::MosquittoBroker(BrokerOptions options)
        << "user root\n"
        << "persistence_location " << dir_.path() << "/\n";
   if (!options.persistence) conf << "persistence false\n";
+  if (second_port_ != 0) conf << "listener " << second_port_ << " 127.0.0.1\n" << options.second_listener;
   conf << options.extra_config;
   conf.close();
   if (!conf) throw std::runtime_error("cannot write " + config_path_);
-  Start();
 }
 
-MosquittoBroker::~MosquittoBroker() = default;
-
 void MosquittoBroker::Start() {
+  if (!Launch()) throw std::runtime_error("mosquitto: port " + std::to_string(port_) + " is taken; log:\n" + log());
+}
+
+bool MosquittoBroker::Launch() {
+  const std::size_t log_before = log().size();
   process_.emplace(ProcessOptions{.argv = {kMosquittoPath, "-c", config_path_}, .env = {}, .log_path = log_path_});
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!AcceptsConnections(port_)) {
-    if (!process_->Running() || std::chrono::steady_clock::now() >= deadline) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    const bool running = process_->Running();
+    const std::string logged = log().substr(log_before);  // read after Running(): all of it if it exited
+    if (!running || std::chrono::steady_clock::now() >= deadline) {
       process_.reset();
+      if (logged.find("Address already in use") != std::string::npos) return false;
       throw std::runtime_error("mosquitto did not start on port " + std::to_string(port_) + "; log:\n" + log());
     }
+    // "running" is logged once every listener is bound, after the persistence file was loaded.
+    if (logged.find(" running\n") != std::string::npos && AcceptsConnections(port_)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
