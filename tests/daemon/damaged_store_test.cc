@@ -48,7 +48,7 @@ class DamagedStoreDaemon : public ::testing::Test {
   // Starts readingsd on `path` (no broker needed: it stops before connecting to one).
   static std::pair<int, std::string> Run(const std::string& path) {
     return RunReadingsd({"--storage.data_dir=" + path, "--http.listen=127.0.0.1:0",
-                         "--mqtt.port=" + std::to_string(FreeLoopbackPort())});
+                         "--mqtt.port=" + std::to_string(FreeLoopbackPorts(1)[0])});
   }
 
   // Each start exits 65 with an error naming the store and saying `says`; no file changes.
