@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/text.h"
 #include "daemon/http_client.h"
 #include "daemon/log.h"
 #include "ingest/mqtt_ingest.h"
@@ -225,13 +226,12 @@ int RunService(const config::Config& config, const std::string& config_path) {
   });
   std::unique_ptr<ingest::MqttIngest> ingest;
 
-  std::string http_host, http_port;
-  if (!SplitHostPort(config.http.listen, &http_host, &http_port)) {
+  HostPort listen;
+  if (!ParseHostPort(config.http.listen, &listen).ok()) {
     log.Write(LogLevel::kError, "config: http.listen: expected host:port, got " + config.http.listen);
     return kExitConfig;
   }
-  query::HttpServerOptions http_options =
-      HttpOptionsFrom(config.http, http_host, static_cast<uint16_t>(std::stoi(http_port)), tokens);
+  query::HttpServerOptions http_options = HttpOptionsFrom(config.http, listen.host, listen.port, tokens);
 
   query::HttpHooks http_hooks;
   http_hooks.metrics = [&exporter] { return exporter.Serialize(); };
@@ -259,9 +259,9 @@ int RunService(const config::Config& config, const std::string& config_path) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
     return s.IsInvalidArgument() ? kExitConfig : kExitUnavailable;
   }
-  http_port = std::to_string(http->port());
-  log.Write(LogLevel::kInfo, "http: listening on " + http_host + ":" + http_port);
-  http_host = LoopbackFor(http_host);  // from here on: where the watchdog probe connects
+  const std::string http_port = std::to_string(http->port());
+  log.Write(LogLevel::kInfo, "http: listening on " + listen.host + ":" + http_port);
+  const std::string http_host = LoopbackFor(listen.host);  // where the watchdog probe connects
 
   ingest::IngestHooks ingest_hooks;
   ingest_hooks.log = [&log](LogLevel level, std::string_view msg) { log.Write(level, msg); };

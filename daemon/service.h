@@ -4,8 +4,8 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "config/config.h"
-#include "storage/status.h"
 #include "storage/store.h"
 
 namespace readingsd::daemon {

@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "base/text.h"
 #include "query/dynamodb_api.h"
 #include "query/http_api.h"
 #include "query/native_api.h"
@@ -85,12 +86,6 @@ bool ConstantTimeEquals(std::string_view presented, std::string_view secret) {
     diff |= static_cast<unsigned char>(presented[i] ^ secret[i % secret.size()]);
   }
   return diff == 0;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 // The credential a request presents: `Bearer <token>`, or the access key id of a SigV4

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "query/filter.h"
 #include "query/read_helpers.h"
 #include "storage/reading.h"
-#include "storage/status.h"
 #include "storage/store.h"
 
 namespace readingsd::query {

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace readingsd::storage {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "storage/reading.h"
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace readingsd::storage {
 
