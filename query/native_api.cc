@@ -4,10 +4,8 @@
 #include <array>
 #include <cassert>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstring>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -311,40 +309,6 @@ Status DecodeCursor(std::string_view device_id, std::string_view cursor, std::st
   return Status::OK();
 }
 
-// The sort key one nanosecond after (step +1) or before (step -1) a normalised `key`; false
-// when that falls outside years 0000-9999.
-bool AdjacentSortKey(std::string_view key, int step, std::string* out) {
-  auto field = [key](std::size_t pos, std::size_t len) {
-    long long v = 0;
-    std::from_chars(key.data() + pos, key.data() + pos + len, v);
-    return v;
-  };
-  using namespace std::chrono;
-  const sys_days day{year(static_cast<int>(field(0, 4))) / month(static_cast<unsigned>(field(5, 2))) /
-                     static_cast<unsigned>(field(8, 2))};
-  long long secs =
-      day.time_since_epoch().count() * 86400 + field(11, 2) * 3600 + field(14, 2) * 60 + field(17, 2);
-  long long nanos = field(20, 9) + step;
-  if (nanos < 0) {
-    nanos += 1'000'000'000;
-    --secs;
-  } else if (nanos == 1'000'000'000) {
-    nanos = 0;
-    ++secs;
-  }
-  const long long days_since_epoch = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
-  const long long in_day = secs - days_since_epoch * 86400;
-  const year_month_day ymd{sys_days{days{days_since_epoch}}};
-  const int y = static_cast<int>(ymd.year());
-  if (y < 0 || y > 9999) return false;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%09lldZ", y,
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), in_day / 3600,
-                in_day / 60 % 60, in_day % 60, nanos);
-  *out = buf;
-  return true;
-}
-
 struct Bound {
   std::string param;
   std::string sort_key;  // normalised
@@ -394,7 +358,7 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
   // key is a whole nanosecond, so an exclusive bound is exactly the inclusive bound one
   // nanosecond inside it; then any combination is >=, <= or BETWEEN.
   for (auto [bound, step] : {std::pair{&lower, 1}, std::pair{&upper, -1}}) {
-    if (*bound && (*bound)->exclusive && !AdjacentSortKey((*bound)->sort_key, step, &(*bound)->sort_key)) {
+    if (*bound && (*bound)->exclusive && !storage::AdjacentSortKey((*bound)->sort_key, step, &(*bound)->sort_key)) {
       *empty = true;  // after the last possible key, or before the first
     }
   }

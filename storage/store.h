@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "storage/reading.h"
 #include "base/status.h"
+#include "storage/reading.h"
 
 namespace readingsd::storage {
 
@@ -64,6 +64,8 @@ class PartitionIterator {
   virtual Status status() const = 0;
 };
 
+// Thread-safe: any method from any thread at once (the ingest thread writes while the HTTP
+// threads read).
 class Store {
  public:
   // Opens the store at options.path, creating one in a missing or empty directory. Nothing in
