@@ -13,6 +13,7 @@
 
 #include "base/text.h"
 #include "daemon/http_client.h"
+#include "daemon/options.h"
 #include "daemon/service.h"
 #include "json/parse.h"
 #include "storage/integrity.h"

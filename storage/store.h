@@ -24,6 +24,8 @@ struct StoreOptions {
   // Opens beside a running daemon (no lock, sees what was written up to the open): for backup
   // and offline inspection. Writes fail.
   bool read_only = false;
+
+  bool operator==(const StoreOptions&) const = default;
 };
 
 // Operational figures for the exporter, read from RocksDB properties.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/options.h"
 #include "daemon/service.h"
 #include "storage/key.h"
 #include "tests/daemon/daemon_harness.h"
