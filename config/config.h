@@ -129,8 +129,15 @@ bool ParseCommandLine(int argc, const char* const* argv, Config* config, Command
 // Usage, commands, options and every key as a flag with its type, default and meaning.
 std::string HelpText();
 
-// Reads a password or token file, dropping one trailing newline. An unreadable or empty file
-// is an error.
+// Reads a password file, dropping one trailing newline. An unreadable or empty file is an
+// error.
 bool ReadSecretFile(const std::string& path, std::string* secret, std::string* error);
+
+// Reads http.auth_token_file: one token per line, in file order. Lines starting with '#' and
+// blank lines are skipped, a CRLF line end counts as LF, and spaces and tabs around a token are
+// trimmed (HTTP trims them from a header value, so they could never be presented). An unreadable
+// file, a file without a token, and a token with a space or control character inside are errors
+// naming the line. The daemon, `readingsd query` and check-config all read the file here.
+bool ReadTokenFile(const std::string& path, std::vector<std::string>* tokens, std::string* error);
 
 }  // namespace readingsd::config

@@ -329,8 +329,8 @@ const std::vector<Key>& Keys() {
       READINGSD_KEY(http, table_name, "table name the DynamoDB-compatible API answers to",
                     TableName),
       READINGSD_KEY(http, auth_token_file,
-                    "file holding the bearer token every request must carry; \"\" = no "
-                    "authentication"),
+                    "file of bearer tokens, one per line (# starts a comment line); every request "
+                    "must carry one of them; \"\" = no authentication"),
       READINGSD_KEY(http, max_body_bytes, "larger request bodies are refused (413)", AtLeast(1)),
       READINGSD_KEY(http, max_header_bytes, "larger request headers are refused (431)", AtLeast(1)),
       READINGSD_KEY(http, max_limit, "largest page size (limit) a query may ask for", AtLeast(1)),

@@ -18,18 +18,6 @@
 namespace readingsd::daemon {
 namespace {
 
-bool ReadTokens(const std::string& path, std::vector<std::string>* tokens, std::string* error) {
-  std::string text;
-  if (!config::ReadSecretFile(path, &text, error)) return false;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty() && line[0] != '#') tokens->push_back(line);
-  }
-  if (tokens->empty()) *error = path + ": no tokens (one per line)";
-  return !tokens->empty();
-}
-
 ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c) {
   ingest::MqttOptions o;
   o.host = c.host;
@@ -199,7 +187,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
 
   std::vector<std::string> tokens;
   std::string password, error;
-  if (!config.http.auth_token_file.empty() && !ReadTokens(config.http.auth_token_file, &tokens, &error)) {
+  if (!config.http.auth_token_file.empty() && !config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {
     log.Write(LogLevel::kError, "config: http.auth_token_file: " + error);
     return kExitConfig;
   }

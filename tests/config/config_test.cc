@@ -547,5 +547,56 @@ TEST(ReadSecretFileTest, EmptyOrUnreadableIsAnError) {
   EXPECT_EQ(secret, "untouched");
 }
 
+TEST(ReadTokenFileTest, SkipsCommentsAndBlankLinesAndTrimsEachToken) {
+  const std::pair<const char*, std::vector<std::string>> cases[] = {
+      {"tok\n", {"tok"}},
+      {"# who: the dashboard\nfirst\nsecond\n", {"first", "second"}},
+      {"first\r\n# old one\r\n\r\nsecond\r\n", {"first", "second"}},  // CRLF
+      {"\n\n  first  \n\t\n\tsecond\t\r\n  # indented comment\n", {"first", "second"}},
+      {"last-line-without-newline", {"last-line-without-newline"}},
+      {"a#b\n", {"a#b"}},  // '#' starts a comment only at the start of a line
+  };
+  for (const auto& [content, want] : cases) {
+    std::vector<std::string> tokens;
+    std::string error;
+    ASSERT_TRUE(ReadTokenFile(WriteTemp("tokens", content), &tokens, &error)) << error << " for " << content;
+    EXPECT_EQ(tokens, want) << content;
+  }
+}
+
+TEST(ReadTokenFileTest, AFileWithoutATokenIsAnError) {
+  for (const char* content : {"", "\n", "# only a comment\n", "# a\r\n\r\n   \n#b"}) {
+    std::string path = WriteTemp("no_tokens", content);
+    std::vector<std::string> tokens = {"untouched"};
+    std::string error;
+    EXPECT_FALSE(ReadTokenFile(path, &tokens, &error)) << content;
+    EXPECT_EQ(error, path + ": no token in it (one per line; lines starting with # are comments)");
+    EXPECT_THAT(tokens, ElementsAre("untouched"));
+  }
+  std::string missing = ::testing::TempDir() + "readingsd_config_test_no_such_tokens";
+  std::vector<std::string> tokens;
+  std::string error;
+  EXPECT_FALSE(ReadTokenFile(missing, &tokens, &error));
+  EXPECT_EQ(error, "cannot read " + missing + ": No such file or directory");
+}
+
+TEST(ReadTokenFileTest, ATokenNoHeaderCanCarryIsAnErrorNamingTheLine) {
+  const std::pair<const char*, int> cases[] = {
+      {"# tokens\nmy token\n", 2},       {"good\nbad\ttab\n", 2},
+      {"\xef\xbb\xbftok\n", 1},             // a UTF-8 byte-order mark
+      {"ok\n\nt\xc3\xb6k\n", 3},            // non-ASCII
+      {"a\rb\n", 1},                        // a CR inside, not at the end
+  };
+  for (const auto& [content, line] : cases) {
+    std::string path = WriteTemp("bad_token", content);
+    std::vector<std::string> tokens;
+    std::string error;
+    EXPECT_FALSE(ReadTokenFile(path, &tokens, &error)) << content;
+    EXPECT_EQ(error, path + ":" + std::to_string(line) +
+                         ": a token must be printable ASCII without spaces (an Authorization header "
+                         "could not carry it)");
+  }
+}
+
 }  // namespace
 }  // namespace readingsd::config
