@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "json/parse.h"
 #include "storage/key.h"
 
@@ -14,9 +18,94 @@ void Reject(ParsedMessage* out, RejectReason reason, std::string message) {
   out->rejections.push_back({reason, std::move(message)});
 }
 
-void ParseOne(const json& object, std::string_view topic_device, ParsedMessage* out) {
+// The readings of a payload that hold a key twice. nlohmann's DOM keeps the last of equal keys,
+// so only the parser's events show a duplicate: this is a SAX pass of its own over a payload the
+// DOM parse accepted. Only a reading's own keys count (a nested object is refused as an attribute
+// anyway). They are sorted to compare, so a reading with many keys costs n log n, not n^2.
+class DuplicateKeys {
+ public:
+  explicit DuplicateKeys(std::string_view payload) { json::sax_parse(payload, this); }
+
+  // The key reading `index` holds twice (the first in byte order), nullptr when none; a payload
+  // that is one object is reading 0.
+  const std::string* Of(std::size_t index) const {
+    auto at = std::lower_bound(found_.begin(), found_.end(), index,
+                               [](const auto& f, std::size_t i) { return f.first < i; });
+    return at != found_.end() && at->first == index ? &at->second : nullptr;
+  }
+
+  // nlohmann's SAX interface.
+  bool null() { return Value(); }
+  bool boolean(bool) { return Value(); }
+  bool number_integer(json::number_integer_t) { return Value(); }
+  bool number_unsigned(json::number_unsigned_t) { return Value(); }
+  bool number_float(json::number_float_t, const std::string&) { return Value(); }
+  bool string(std::string&) { return Value(); }
+  bool binary(json::binary_t&) { return Value(); }
+  bool start_array(std::size_t) {
+    Value();
+    root_is_array_ = root_is_array_ || depth_ == 0;
+    ++depth_;
+    return true;
+  }
+  bool end_array() {
+    --depth_;
+    return true;
+  }
+  bool start_object(std::size_t) {
+    Value();
+    if (depth_ == 0 || (depth_ == 1 && root_is_array_)) {  // a reading
+      reading_depth_ = depth_ + 1;
+      keys_used_ = 0;
+    }
+    ++depth_;
+    return true;
+  }
+  bool key(std::string& name) {
+    if (depth_ != reading_depth_) return true;
+    if (keys_used_ == keys_.size()) keys_.emplace_back();
+    keys_[keys_used_++] = name;
+    return true;
+  }
+  bool end_object() {
+    if (depth_ == reading_depth_) {
+      std::sort(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(keys_used_));
+      auto twice = std::adjacent_find(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(keys_used_));
+      if (twice != keys_.begin() + static_cast<std::ptrdiff_t>(keys_used_)) {
+        found_.emplace_back(root_is_array_ ? elements_ - 1 : 0, *twice);
+      }
+      reading_depth_ = 0;
+    }
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const json::exception&) { return false; }
+
+ private:
+  // Called as each value starts: counts the elements of a top-level array.
+  bool Value() {
+    if (depth_ == 1 && root_is_array_) ++elements_;
+    return true;
+  }
+
+  std::size_t depth_ = 0;          // containers open
+  std::size_t reading_depth_ = 0;  // depth_ inside the reading being read; 0 = none
+  bool root_is_array_ = false;
+  std::size_t elements_ = 0;  // of the top-level array, so far
+  std::vector<std::string> keys_;  // the reading's keys are keys_[0, keys_used_)
+  std::size_t keys_used_ = 0;
+  std::vector<std::pair<std::size_t, std::string>> found_;  // (reading, key), in reading order
+};
+
+void ParseOne(const json& object, std::string_view topic_device, const std::string* duplicate_key,
+              ParsedMessage* out) {
   if (!object.is_object()) {
     Reject(out, RejectReason::kNotAnObject, "a reading must be a JSON object");
+    return;
+  }
+  if (duplicate_key != nullptr) {
+    Reject(out, RejectReason::kDuplicateKey,
+           "key \"" + *duplicate_key + "\" appears more than once");
     return;
   }
   storage::Reading reading;
@@ -96,6 +185,7 @@ std::string_view ReasonName(RejectReason reason) {
     case RejectReason::kMissingTimestamp: return "missing_timestamp";
     case RejectReason::kInvalidTimestamp: return "invalid_timestamp";
     case RejectReason::kInvalidAttribute: return "invalid_attribute";
+    case RejectReason::kDuplicateKey: return "duplicate_key";
   }
   return "unknown";
 }
@@ -131,20 +221,21 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
     return;
   }
   std::string topic_device = DeviceIdFromTopic(options.device_id_topic, topic);
-  if (!doc.is_array()) {
-    ParseOne(doc, topic_device, out);
-    return;
-  }
-  if (doc.empty()) {
+  if (doc.is_array() && doc.empty()) {
     Reject(out, RejectReason::kEmptyBatch, "payload is an empty array");
     return;
   }
-  if (doc.size() > options.max_batch) {
+  if (doc.is_array() && doc.size() > options.max_batch) {
     Reject(out, RejectReason::kBatchTooLarge,
            "batch of " + std::to_string(doc.size()) + " readings exceeds " + std::to_string(options.max_batch));
     return;
   }
-  for (const json& element : doc) ParseOne(element, topic_device, out);
+  const DuplicateKeys duplicates(payload);
+  if (!doc.is_array()) {
+    ParseOne(doc, topic_device, duplicates.Of(0), out);
+    return;
+  }
+  for (std::size_t i = 0; i < doc.size(); ++i) ParseOne(doc[i], topic_device, duplicates.Of(i), out);
 }
 
 }  // namespace readingsd::ingest

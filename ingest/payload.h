@@ -24,12 +24,13 @@ enum class RejectReason {
   kMissingTimestamp,
   kInvalidTimestamp,
   kInvalidAttribute,
+  kDuplicateKey,
 };
 inline constexpr RejectReason kAllRejectReasons[] = {
     RejectReason::kOversize,         RejectReason::kMalformedJson,    RejectReason::kNotAnObject,
     RejectReason::kEmptyBatch,       RejectReason::kBatchTooLarge,    RejectReason::kMissingDeviceId,
     RejectReason::kInvalidDeviceId,  RejectReason::kDeviceIdMismatch, RejectReason::kMissingTimestamp,
-    RejectReason::kInvalidTimestamp, RejectReason::kInvalidAttribute,
+    RejectReason::kInvalidTimestamp, RejectReason::kInvalidAttribute, RejectReason::kDuplicateKey,
 };
 std::string_view ReasonName(RejectReason reason);
 
@@ -53,8 +54,10 @@ struct ParsedMessage {
 
 // A payload is one JSON object {"deviceId":…,"readingTs":…, attributes…} or an array of them.
 // Attributes are numbers, strings or booleans; null attributes are dropped; nested objects and
-// arrays are refused (kInvalidAttribute). In a batch, each element stands or falls alone. JSON
-// nested deeper than kMaxJsonDepth (json/parse.h) is kMalformedJson and never built.
+// arrays are refused (kInvalidAttribute), and so is a reading that holds a key twice
+// (kDuplicateKey), where JSON parsers differ on which value wins. In a batch, each element stands
+// or falls alone. JSON nested deeper than kMaxJsonDepth (json/parse.h) is kMalformedJson and
+// never built.
 void ParsePayload(const PayloadOptions& options, std::string_view topic, std::string_view payload,
                   ParsedMessage* out);
 

@@ -68,6 +68,37 @@ TEST(Payload, BatchElementsStandOrFallAlone) {
   EXPECT_EQ(m.rejections[2].reason, RejectReason::kNotAnObject);
 }
 
+TEST(Payload, AReadingThatHoldsAKeyTwiceIsRejectedAlone) {
+  for (const char* payload : {R"({"readingTs":"2026-06-23T08:00:00Z","t":1,"t":2})",
+                              R"({"readingTs":"2026-06-23T08:00:00Z","readingTs":"2026-06-23T09:00:00Z"})",
+                              R"({"deviceId":"a1","readingTs":"2026-06-23T08:00:00Z","deviceId":"a1"})",
+                              R"({"t":1,"readingTs":"2026-06-23T08:00:00Z","\u0074":1})",  // escaped, still "t"
+                              R"({"gone":null,"gone":null,"readingTs":"2026-06-23T08:00:00Z"})"}) {
+    auto m = Parse(payload);
+    EXPECT_EQ(OnlyRejection(m), RejectReason::kDuplicateKey) << payload;
+  }
+  EXPECT_EQ(Parse(R"({"t":1,"readingTs":"2026-06-23T08:00:00Z","t":2})").rejections.at(0).message,
+            "key \"t\" appears more than once");
+
+  // In a batch only that reading falls; the same key in two readings, or twice in a nested
+  // object (refused for being nested), is no duplicate of the reading's.
+  auto m = Parse(R"([{"readingTs":"2026-06-23T08:00:00Z","t":1},
+                     {"readingTs":"2026-06-23T08:00:01Z","t":2,"t":3},
+                     [{"t":1,"t":1}],
+                     {"readingTs":"2026-06-23T08:00:02Z","m":{"a":1,"a":2}},
+                     {"readingTs":"2026-06-23T08:00:03Z","t":4},
+                     {"readingTs":"2026-06-23T08:00:04Z","readingTs":"2026-06-23T08:00:05Z"}])");
+  ASSERT_EQ(m.readings.size(), 2u);
+  EXPECT_EQ(m.readings[0].sort_key, "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(m.readings[1].sort_key, "2026-06-23T08:00:03.000000000Z");
+  ASSERT_EQ(m.rejections.size(), 4u);
+  EXPECT_EQ(m.rejections[0].reason, RejectReason::kDuplicateKey);
+  EXPECT_EQ(m.rejections[1].reason, RejectReason::kNotAnObject);
+  EXPECT_EQ(m.rejections[2].reason, RejectReason::kInvalidAttribute);
+  EXPECT_EQ(m.rejections[3].reason, RejectReason::kDuplicateKey);
+  EXPECT_EQ(m.rejections[3].message, "key \"readingTs\" appears more than once");
+}
+
 TEST(Payload, EveryRejectReason) {
   PayloadOptions small;
   small.max_payload_bytes = 10;
@@ -90,6 +121,8 @@ TEST(Payload, EveryRejectReason) {
             RejectReason::kInvalidAttribute);
   EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","":1})")),
             RejectReason::kInvalidAttribute);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","t":1,"t":1})")),
+            RejectReason::kDuplicateKey);
   for (RejectReason r : kAllRejectReasons) EXPECT_NE(ReasonName(r), "unknown");
 }
 
