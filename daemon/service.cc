@@ -18,7 +18,7 @@
 namespace readingsd::daemon {
 namespace {
 
-ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c) {
+ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config::IngestConfig& window) {
   ingest::MqttOptions o;
   o.host = c.host;
   o.port = c.port;
@@ -38,6 +38,9 @@ ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c) {
   o.payload.device_id_topic = c.device_id_topic;
   o.payload.max_payload_bytes = c.max_payload_bytes;
   o.payload.max_batch = c.max_batch;
+  o.payload.min_sort_key.clear();  // ingest.min_timestamp was checked when it was read
+  if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &o.payload.min_sort_key);
+  o.payload.max_future = window.max_future_seconds;
   return o;
 }
 
@@ -270,7 +273,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     if (connected && ever_connected) exporter.mqtt_reconnects().Increment();
     ever_connected = ever_connected || connected;
   };
-  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt);
+  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
   ingest_options.password = password;
   if (Status s = ingest::MqttIngest::Start(ingest_options, store.get(), ingest_hooks, &ingest); !s.ok()) {
     log.Write(LogLevel::kError, s.ToString());

@@ -97,8 +97,14 @@ class DuplicateKeys {
   std::vector<std::pair<std::size_t, std::string>> found_;  // (reading, key), in reading order
 };
 
-void ParseOne(const json& object, std::string_view topic_device, const std::string* duplicate_key,
-              ParsedMessage* out) {
+// What every reading of one message is checked against.
+struct Checks {
+  std::string topic_device;   // "" = the topic names none
+  std::string_view earliest;  // the lowest sort key accepted; "" = no bound
+  std::string latest;         // the highest; "" = no bound
+};
+
+void ParseOne(const json& object, const Checks& checks, const std::string* duplicate_key, ParsedMessage* out) {
   if (!object.is_object()) {
     Reject(out, RejectReason::kNotAnObject, "a reading must be a JSON object");
     return;
@@ -135,13 +141,13 @@ void ParseOne(const json& object, std::string_view topic_device, const std::stri
   }
   if (device != nullptr) {
     reading.device_id = device->get<std::string>();
-    if (!topic_device.empty() && reading.device_id != topic_device) {
+    if (!checks.topic_device.empty() && reading.device_id != checks.topic_device) {
       Reject(out, RejectReason::kDeviceIdMismatch,
-             "deviceId \"" + reading.device_id + "\" differs from the topic's \"" + std::string(topic_device) + "\"");
+             "deviceId \"" + reading.device_id + "\" differs from the topic's \"" + checks.topic_device + "\"");
       return;
     }
-  } else if (!topic_device.empty()) {
-    reading.device_id = topic_device;
+  } else if (!checks.topic_device.empty()) {
+    reading.device_id = checks.topic_device;
   } else {
     Reject(out, RejectReason::kMissingDeviceId, "no deviceId in the payload or the topic");
     return;
@@ -159,8 +165,20 @@ void ParseOne(const json& object, std::string_view topic_device, const std::stri
     Reject(out, RejectReason::kInvalidTimestamp, "readingTs must be an ISO-8601 string");
     return;
   }
-  if (Status s = storage::NormalizeTimestamp(ts->get_ref<const std::string&>(), &reading.sort_key); !s.ok()) {
+  const std::string& ts_text = ts->get_ref<const std::string&>();
+  if (Status s = storage::NormalizeTimestamp(ts_text, &reading.sort_key); !s.ok()) {
     Reject(out, RejectReason::kInvalidTimestamp, s.message());
+    return;
+  }
+  if (!checks.earliest.empty() && reading.sort_key < checks.earliest) {
+    Reject(out, RejectReason::kTimestampTooOld,
+           "readingTs " + ts_text + " is before " + std::string(checks.earliest) +
+               " (ingest.min_timestamp): is the device's clock set?");
+    return;
+  }
+  if (!checks.latest.empty() && reading.sort_key > checks.latest) {
+    Reject(out, RejectReason::kTimestampInFuture,
+           "readingTs " + ts_text + " is after " + checks.latest + ", now plus ingest.max_future");
     return;
   }
   if (Status s = storage::ValidateAttributes(reading.attributes); !s.ok()) {
@@ -186,6 +204,8 @@ std::string_view ReasonName(RejectReason reason) {
     case RejectReason::kInvalidTimestamp: return "invalid_timestamp";
     case RejectReason::kInvalidAttribute: return "invalid_attribute";
     case RejectReason::kDuplicateKey: return "duplicate_key";
+    case RejectReason::kTimestampTooOld: return "timestamp_too_old";
+    case RejectReason::kTimestampInFuture: return "timestamp_in_future";
   }
   return "unknown";
 }
@@ -220,7 +240,6 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
                : "payload is not valid JSON");
     return;
   }
-  std::string topic_device = DeviceIdFromTopic(options.device_id_topic, topic);
   if (doc.is_array() && doc.empty()) {
     Reject(out, RejectReason::kEmptyBatch, "payload is an empty array");
     return;
@@ -231,11 +250,16 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
     return;
   }
   const DuplicateKeys duplicates(payload);
+  Checks checks{DeviceIdFromTopic(options.device_id_topic, topic), options.min_sort_key, ""};
+  if (options.max_future.count() > 0) {
+    checks.latest = storage::SortKeyAtSeconds(
+        std::chrono::duration<double>(options.now().time_since_epoch() + options.max_future).count());
+  }
   if (!doc.is_array()) {
-    ParseOne(doc, topic_device, duplicates.Of(0), out);
+    ParseOne(doc, checks, duplicates.Of(0), out);
     return;
   }
-  for (std::size_t i = 0; i < doc.size(); ++i) ParseOne(doc[i], topic_device, duplicates.Of(i), out);
+  for (std::size_t i = 0; i < doc.size(); ++i) ParseOne(doc[i], checks, duplicates.Of(i), out);
 }
 
 }  // namespace readingsd::ingest

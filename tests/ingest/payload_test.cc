@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "json/parse.h"
@@ -99,6 +100,54 @@ TEST(Payload, AReadingThatHoldsAKeyTwiceIsRejectedAlone) {
   EXPECT_EQ(m.rejections[3].message, "key \"readingTs\" appears more than once");
 }
 
+// A clock stopped at 2026-06-23T12:00:00Z.
+std::chrono::system_clock::time_point Noon() {
+  return std::chrono::sys_days{std::chrono::year{2026} / 6 / 23} + std::chrono::hours(12);
+}
+
+TEST(Payload, ReadingsOutsideThePlausibleWindowAreRejectedAlone) {
+  PayloadOptions options;
+  options.now = Noon;  // max_future is a day: the latest accepted is 2026-06-24T12:00:00Z
+  auto m = Parse(R"([{"readingTs":"1970-01-01T00:00:00Z","t":1},
+                     {"readingTs":"0000-01-01T00:00:00Z","t":2},
+                     {"readingTs":"1999-12-31T23:59:59.999999999Z","t":3},
+                     {"readingTs":"2000-01-01T00:00:00Z","t":4},
+                     {"readingTs":"2026-06-24T13:59:59+02:00","t":5},
+                     {"readingTs":"2026-06-24T12:00:01Z","t":6},
+                     {"readingTs":"9999-12-31T23:59:59Z","t":7},
+                     {"readingTs":"2026-06-23T12:00:00Z","t":8}])",
+                 "sensors/a1/readings", options);
+  ASSERT_EQ(m.readings.size(), 3u);
+  EXPECT_EQ(m.readings[0].sort_key, "2000-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(m.readings[1].sort_key, "2026-06-24T11:59:59.000000000Z");
+  EXPECT_EQ(m.readings[2].sort_key, "2026-06-23T12:00:00.000000000Z");
+  ASSERT_EQ(m.rejections.size(), 5u);
+  for (int i : {0, 1, 2}) EXPECT_EQ(m.rejections[i].reason, RejectReason::kTimestampTooOld) << i;
+  for (int i : {3, 4}) EXPECT_EQ(m.rejections[i].reason, RejectReason::kTimestampInFuture) << i;
+  EXPECT_EQ(m.rejections[0].message,
+            "readingTs 1970-01-01T00:00:00Z is before 2000-01-01T00:00:00.000000000Z (ingest.min_timestamp): is the "
+            "device's clock set?");
+  EXPECT_EQ(m.rejections[3].message,
+            "readingTs 2026-06-24T12:00:01Z is after 2026-06-24T12:00:00.000000000Z, now plus ingest.max_future");
+
+  // The window follows the clock, and its bounds are settings.
+  options.now = [] { return Noon() + std::chrono::hours(24 * 365); };
+  EXPECT_EQ(Parse(R"({"readingTs":"2026-06-24T12:00:01Z"})", "sensors/a1/readings", options).readings.size(), 1u);
+  options.now = Noon;
+  options.max_future = std::chrono::seconds(60);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T12:01:01Z"})", "sensors/a1/readings", options)),
+            RejectReason::kTimestampInFuture);
+  options.min_sort_key = "2026-06-23T11:00:00.000000000Z";
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T10:59:59Z"})", "sensors/a1/readings", options)),
+            RejectReason::kTimestampTooOld);
+  options.min_sort_key = "";
+  options.max_future = std::chrono::seconds(0);  // both bounds off
+  EXPECT_EQ(Parse(R"([{"readingTs":"0000-01-01T00:00:00Z"},{"readingTs":"9999-12-31T23:59:59Z"}])",
+                  "sensors/a1/readings", options)
+                .readings.size(),
+            2u);
+}
+
 TEST(Payload, EveryRejectReason) {
   PayloadOptions small;
   small.max_payload_bytes = 10;
@@ -123,6 +172,8 @@ TEST(Payload, EveryRejectReason) {
             RejectReason::kInvalidAttribute);
   EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","t":1,"t":1})")),
             RejectReason::kDuplicateKey);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"1970-01-01T00:00:00Z"})")), RejectReason::kTimestampTooOld);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"9999-01-01T00:00:00Z"})")), RejectReason::kTimestampInFuture);
   for (RejectReason r : kAllRejectReasons) EXPECT_NE(ReasonName(r), "unknown");
 }
 
