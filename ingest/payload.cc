@@ -26,7 +26,7 @@ class DuplicateKeys {
  public:
   explicit DuplicateKeys(std::string_view payload) { json::sax_parse(payload, this); }
 
-  // The key reading `index` holds twice (the first in byte order), nullptr when none; a payload
+  // A key reading `index` holds twice (the least in byte order), nullptr when none; a payload
   // that is one object is reading 0.
   const std::string* Of(std::size_t index) const {
     auto at = std::lower_bound(found_.begin(), found_.end(), index,
@@ -110,8 +110,7 @@ void ParseOne(const json& object, const Checks& checks, const std::string* dupli
     return;
   }
   if (duplicate_key != nullptr) {
-    Reject(out, RejectReason::kDuplicateKey,
-           "key \"" + *duplicate_key + "\" appears more than once");
+    Reject(out, RejectReason::kDuplicateKey, "key \"" + *duplicate_key + "\" appears more than once");
     return;
   }
   storage::Reading reading;
