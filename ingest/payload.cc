@@ -18,80 +18,69 @@ void Reject(ParsedMessage* out, RejectReason reason, std::string message) {
   out->rejections.push_back({reason, std::move(message)});
 }
 
-// The readings of a payload that hold a key twice. nlohmann's DOM keeps the last of equal keys,
-// so only the parser's events show a duplicate: this is a SAX pass of its own over a payload the
-// DOM parse accepted. Only a reading's own keys count (a nested object is refused as an attribute
-// anyway). They are sorted to compare, so a reading with many keys costs n log n, not n^2.
-class DuplicateKeys {
+// The readings of a payload that hold a key twice, told by the parse itself: nlohmann's DOM keeps
+// the last of equal keys, so only the parser's steps show a duplicate. Only a reading's own keys
+// count (a nested object is refused as an attribute anyway).
+class DuplicateKeys : public JsonParseObserver {
  public:
-  explicit DuplicateKeys(std::string_view payload) { json::sax_parse(payload, this); }
-
-  // A key reading `index` holds twice (the least in byte order), nullptr when none; a payload
-  // that is one object is reading 0.
+  // A key reading `index` holds twice, nullptr when none; a payload that is one object is
+  // reading 0.
   const std::string* Of(std::size_t index) const {
     auto at = std::lower_bound(found_.begin(), found_.end(), index,
                                [](const auto& f, std::size_t i) { return f.first < i; });
     return at != found_.end() && at->first == index ? &at->second : nullptr;
   }
 
-  // nlohmann's SAX interface.
-  bool null() { return Value(); }
-  bool boolean(bool) { return Value(); }
-  bool number_integer(json::number_integer_t) { return Value(); }
-  bool number_unsigned(json::number_unsigned_t) { return Value(); }
-  bool number_float(json::number_float_t, const std::string&) { return Value(); }
-  bool string(std::string&) { return Value(); }
-  bool binary(json::binary_t&) { return Value(); }
-  bool start_array(std::size_t) {
+  void Value() override {
+    if (depth_ == 1 && root_is_array_) ++elements_;
+  }
+  void StartArray() override {
     Value();
     root_is_array_ = root_is_array_ || depth_ == 0;
     ++depth_;
-    return true;
   }
-  bool end_array() {
-    --depth_;
-    return true;
-  }
-  bool start_object(std::size_t) {
+  void EndArray() override { --depth_; }
+  void StartObject() override {
     Value();
     if (depth_ == 0 || (depth_ == 1 && root_is_array_)) {  // a reading
       reading_depth_ = depth_ + 1;
       keys_used_ = 0;
     }
     ++depth_;
-    return true;
   }
-  bool key(std::string& name) {
-    if (depth_ != reading_depth_) return true;
+  void Key(const std::string& name) override {
+    if (depth_ != reading_depth_) return;
     if (keys_used_ == keys_.size()) keys_.emplace_back();
     keys_[keys_used_++] = name;
-    return true;
   }
-  bool end_object() {
+  void EndObject() override {
     if (depth_ == reading_depth_) {
-      std::sort(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(keys_used_));
-      auto twice = std::adjacent_find(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(keys_used_));
-      if (twice != keys_.begin() + static_cast<std::ptrdiff_t>(keys_used_)) {
-        found_.emplace_back(root_is_array_ ? elements_ - 1 : 0, *twice);
-      }
+      if (const std::string* twice = Twice()) found_.emplace_back(root_is_array_ ? elements_ - 1 : 0, *twice);
       reading_depth_ = 0;
     }
     --depth_;
-    return true;
   }
-  bool parse_error(std::size_t, const std::string&, const json::exception&) { return false; }
 
  private:
-  // Called as each value starts: counts the elements of a top-level array.
-  bool Value() {
-    if (depth_ == 1 && root_is_array_) ++elements_;
-    return true;
+  // A key the reading holds twice, nullptr when none: pairwise among a reading's usual few keys,
+  // else as neighbours once sorted, so a reading with many keys costs n log n, not n^2.
+  const std::string* Twice() {
+    auto end = keys_.begin() + static_cast<std::ptrdiff_t>(keys_used_);
+    if (keys_used_ <= 16) {
+      for (auto key = keys_.begin(); key != end; ++key) {
+        if (std::find(key + 1, end, *key) != end) return &*key;
+      }
+      return nullptr;
+    }
+    std::sort(keys_.begin(), end);
+    auto twice = std::adjacent_find(keys_.begin(), end);
+    return twice != end ? &*twice : nullptr;
   }
 
   std::size_t depth_ = 0;          // containers open
   std::size_t reading_depth_ = 0;  // depth_ inside the reading being read; 0 = none
   bool root_is_array_ = false;
-  std::size_t elements_ = 0;  // of the top-level array, so far
+  std::size_t elements_ = 0;       // of the top-level array, so far
   std::vector<std::string> keys_;  // the reading's keys are keys_[0, keys_used_)
   std::size_t keys_used_ = 0;
   std::vector<std::pair<std::size_t, std::string>> found_;  // (reading, key), in reading order
@@ -232,7 +221,8 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
     return;
   }
   json doc;
-  if (JsonParseError error = ParseJson(payload, &doc); error != JsonParseError::kNone) {
+  DuplicateKeys duplicates;
+  if (JsonParseError error = ParseJson(payload, &doc, &duplicates); error != JsonParseError::kNone) {
     Reject(out, RejectReason::kMalformedJson,
            error == JsonParseError::kTooDeep
                ? "payload nests deeper than " + std::to_string(kMaxJsonDepth) + " levels"
@@ -248,7 +238,6 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
            "batch of " + std::to_string(doc.size()) + " readings exceeds " + std::to_string(options.max_batch));
     return;
   }
-  const DuplicateKeys duplicates(payload);
   Checks checks{DeviceIdFromTopic(options.device_id_topic, topic), options.min_sort_key, ""};
   if (options.max_future.count() > 0) {
     checks.latest = storage::SortKeyAtSeconds(

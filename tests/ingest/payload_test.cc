@@ -80,6 +80,11 @@ TEST(Payload, AReadingThatHoldsAKeyTwiceIsRejectedAlone) {
   }
   EXPECT_EQ(Parse(R"({"t":1,"readingTs":"2026-06-23T08:00:00Z","t":2})").rejections.at(0).message,
             "key \"t\" appears more than once");
+  // Many keys (compared sorted rather than pairwise): distinct ones pass, one given twice does not.
+  std::string many = R"({"readingTs":"2026-06-23T08:00:00Z")";
+  for (int i = 0; i < 40; ++i) many += ",\"a" + std::to_string(i) + "\":" + std::to_string(i);
+  EXPECT_EQ(Parse(many + "}").readings.size(), 1u);
+  EXPECT_EQ(Parse(many + R"(,"a17":0})").rejections.at(0).message, "key \"a17\" appears more than once");
 
   // In a batch only that reading falls; the same key in two readings, or twice in a nested
   // object (refused for being nested), is no duplicate of the reading's.
