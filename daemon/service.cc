@@ -38,7 +38,8 @@ ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config:
   o.payload.device_id_topic = c.device_id_topic;
   o.payload.max_payload_bytes = c.max_payload_bytes;
   o.payload.max_batch = c.max_batch;
-  o.payload.min_sort_key.clear();  // ingest.min_timestamp was checked when it was read
+  // ingest.min_timestamp was checked when it was read, so it normalises.
+  o.payload.min_sort_key.clear();
   if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &o.payload.min_sort_key);
   o.payload.max_future = window.max_future_seconds;
   return o;
