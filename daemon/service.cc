@@ -18,19 +18,7 @@
 namespace readingsd::daemon {
 namespace {
 
-bool ReadTokens(const std::string& path, std::vector<std::string>* tokens, std::string* error) {
-  std::string text;
-  if (!config::ReadSecretFile(path, &text, error)) return false;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty() && line[0] != '#') tokens->push_back(line);
-  }
-  if (tokens->empty()) *error = path + ": no tokens (one per line)";
-  return !tokens->empty();
-}
-
-ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c) {
+ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config::IngestConfig& window) {
   ingest::MqttOptions o;
   o.host = c.host;
   o.port = c.port;
@@ -50,6 +38,10 @@ ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c) {
   o.payload.device_id_topic = c.device_id_topic;
   o.payload.max_payload_bytes = c.max_payload_bytes;
   o.payload.max_batch = c.max_batch;
+  // ingest.min_timestamp was checked when it was read, so it normalises.
+  o.payload.min_sort_key.clear();
+  if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &o.payload.min_sort_key);
+  o.payload.max_future = window.max_future_seconds;
   return o;
 }
 
@@ -199,7 +191,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
 
   std::vector<std::string> tokens;
   std::string password, error;
-  if (!config.http.auth_token_file.empty() && !ReadTokens(config.http.auth_token_file, &tokens, &error)) {
+  if (!config.http.auth_token_file.empty() && !config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {
     log.Write(LogLevel::kError, "config: http.auth_token_file: " + error);
     return kExitConfig;
   }
@@ -283,7 +275,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     if (connected && ever_connected) exporter.mqtt_reconnects().Increment();
     ever_connected = ever_connected || connected;
   };
-  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt);
+  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
   ingest_options.password = password;
   if (Status s = ingest::MqttIngest::Start(ingest_options, store.get(), ingest_hooks, &ingest); !s.ok()) {
     log.Write(LogLevel::kError, s.ToString());
