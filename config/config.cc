@@ -302,4 +302,34 @@ bool ReadSecretFile(const std::string& path, std::string* secret, std::string* e
   return true;
 }
 
+bool ReadTokenFile(const std::string& path, std::vector<std::string>* tokens, std::string* error) {
+  std::string text;
+  if (!internal::ReadFile(path, internal::kMaxSecretBytes, &text, error)) return false;
+  std::vector<std::string> found;
+  std::string_view rest = text;
+  for (int line = 1; !rest.empty(); ++line) {
+    std::string_view token = rest.substr(0, rest.find('\n'));
+    rest.remove_prefix(std::min(token.size() + 1, rest.size()));
+    constexpr std::string_view kBlank = " \t\r";  // \r: the CR of a CRLF line end
+    token.remove_prefix(std::min(token.find_first_not_of(kBlank), token.size()));
+    token.remove_suffix(token.size() - (token.find_last_not_of(kBlank) + 1));
+    if (token.empty() || token.starts_with('#')) continue;
+    // Visible ASCII only, as RFC 6750's b64token: what a client can type into a header. This
+    // also catches a byte-order mark an editor put before the first token.
+    if (!std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < '\x7f'; })) {
+      *error = path + ":" + std::to_string(line) +
+               ": a token must be printable ASCII without spaces (an Authorization header could "
+               "not carry it)";
+      return false;
+    }
+    found.emplace_back(token);
+  }
+  if (found.empty()) {
+    *error = path + ": no token in it (one per line; lines starting with # are comments)";
+    return false;
+  }
+  *tokens = std::move(found);
+  return true;
+}
+
 }  // namespace readingsd::config

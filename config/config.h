@@ -50,6 +50,21 @@ struct MqttConfig {
   bool operator==(const MqttConfig&) const = default;
 };
 
+// The plausible readingTs window. A device whose clock was never set stamps its readings 1970
+// or 0000, one whose clock runs ahead stamps them in the future; either would sit in the store
+// where no time-window query finds it.
+struct IngestConfig {
+  // Readings stamped earlier are refused (timestamp_too_old); ISO-8601 as readingTs, "" = no
+  // lower bound.
+  std::string min_timestamp = "2000-01-01T00:00:00Z";
+  // Readings stamped more than this ahead of the host's clock are refused (timestamp_in_future):
+  // <N>s|m|h|d, "" = no upper bound. Parsing fills max_future_seconds (0 = no upper bound).
+  std::string max_future = "1d";
+  std::chrono::seconds max_future_seconds{86400};
+
+  bool operator==(const IngestConfig&) const = default;
+};
+
 struct HttpConfig {
   std::string listen = "127.0.0.1:8080";  // host:port, [v6]:port; port 0 = any free port
   int threads = 2;
@@ -89,6 +104,7 @@ struct LogConfig {
 struct Config {
   StorageConfig storage;
   MqttConfig mqtt;
+  IngestConfig ingest;
   HttpConfig http;
   MetricsConfig metrics;
   LogConfig log;
@@ -129,8 +145,15 @@ bool ParseCommandLine(int argc, const char* const* argv, Config* config, Command
 // Usage, commands, options and every key as a flag with its type, default and meaning.
 std::string HelpText();
 
-// Reads a password or token file, dropping one trailing newline. An unreadable or empty file
-// is an error.
+// Reads a password file, dropping one trailing newline. An unreadable or empty file is an
+// error.
 bool ReadSecretFile(const std::string& path, std::string* secret, std::string* error);
+
+// Reads http.auth_token_file: one token per line, in file order. Lines starting with '#' and
+// blank lines are skipped, a CRLF line end counts as LF, and spaces and tabs around a token are
+// trimmed (HTTP trims them from a header value, so they could never be presented). An unreadable
+// file, a file without a token, and a token with a space or control character inside are errors
+// naming the line. The daemon, `readingsd query` and check-config all read the file here.
+bool ReadTokenFile(const std::string& path, std::vector<std::string>* tokens, std::string* error);
 
 }  // namespace readingsd::config

@@ -9,6 +9,7 @@
 
 #include "base/log_level.h"
 #include "base/text.h"
+#include "storage/key.h"
 
 namespace readingsd::config::internal {
 namespace {
@@ -105,6 +106,26 @@ std::string Duration(const std::string& s) {
   if (ParseDuration(s, &unused)) return "";
   return "must be a duration like \"30d\", \"12h\", \"90m\" or \"45s\" (\"\" or \"0\" = forever), "
          "got " +
+         Quote(s);
+}
+
+std::string MinTimestamp(const std::string& s) {
+  if (s.empty()) return "";
+  std::string sort_key;
+  if (Status st = storage::NormalizeTimestamp(s, &sort_key); !st.ok()) {
+    return "must be an ISO-8601 time like \"2000-01-01T00:00:00Z\" (\"\" = no lower bound): " +
+           st.message();
+  }
+  return "";
+}
+
+std::string MaxFuture(const std::string& s) {
+  // No "0" = off as for storage.retention: a zero window would refuse every device whose clock
+  // runs a millisecond ahead.
+  std::chrono::seconds window;
+  if (s.empty() || (ParseDuration(s, &window) && window.count() > 0)) return "";
+  return "must be a duration above zero like \"1d\", \"12h\", \"90m\" or \"45s\" (\"\" = no "
+         "upper bound), got " +
          Quote(s);
 }
 
@@ -302,6 +323,15 @@ const std::vector<Key>& Keys() {
                     "raise throughput and the latency of each reading",
                     AtLeast(1)),
 
+      READINGSD_KEY(ingest, min_timestamp,
+                    "readings stamped before this ISO-8601 time are refused (timestamp_too_old), "
+                    "as from a device whose clock was never set; \"\" = no lower bound",
+                    MinTimestamp),
+      READINGSD_KEY(ingest, max_future,
+                    "readings stamped further than this ahead of the host's clock are refused "
+                    "(timestamp_in_future): \"1d\", \"12h\", \"90m\", \"45s\"; \"\" = no upper bound",
+                    MaxFuture),
+
       READINGSD_KEY(http, listen,
                     "host:port to serve the HTTP API on; 0.0.0.0:8080 accepts remote clients, "
                     "port 0 takes any free port",
@@ -318,8 +348,8 @@ const std::vector<Key>& Keys() {
       READINGSD_KEY(http, table_name, "table name the DynamoDB-compatible API answers to",
                     TableName),
       READINGSD_KEY(http, auth_token_file,
-                    "file holding the bearer token every request must carry; \"\" = no "
-                    "authentication"),
+                    "file of bearer tokens, one per line (# starts a comment line); every request "
+                    "must carry one of them; \"\" = no authentication"),
       READINGSD_KEY(http, max_body_bytes, "larger request bodies are refused (413)", AtLeast(1)),
       READINGSD_KEY(http, max_header_bytes, "larger request headers are refused (431)", AtLeast(1)),
       READINGSD_KEY(http, max_limit, "largest page size (limit) a query may ask for", AtLeast(1)),
@@ -486,8 +516,9 @@ bool Finish(Config* config, const Origins& origins, std::string_view fallback, s
              ": " + problem;
     return false;
   }
-  // storage.retention was checked when it was set.
+  // storage.retention and ingest.max_future were checked when they were set.
   ParseDuration(config->storage.retention, &config->storage.retention_seconds);
+  ParseDuration(config->ingest.max_future, &config->ingest.max_future_seconds);
   return true;
 }
 

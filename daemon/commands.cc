@@ -132,11 +132,12 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
   const std::string host = LoopbackFor(listen.host), port = std::to_string(listen.port);
   std::string token, error;
   if (!config.http.auth_token_file.empty()) {
-    if (!config::ReadSecretFile(config.http.auth_token_file, &token, &error)) {
-      std::fprintf(stderr, "readingsd query: %s\n", error.c_str());
+    std::vector<std::string> tokens;
+    if (!config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {
+      std::fprintf(stderr, "readingsd query: http.auth_token_file: %s\n", error.c_str());
       return kExitConfig;
     }
-    token = token.substr(0, token.find('\n'));
+    token = tokens.front();
   }
 
   std::vector<json> items;
@@ -261,13 +262,15 @@ int RepairCommand(const config::Config& config, const std::vector<std::string>& 
 
 int CheckConfigCommand(const config::Config& config) {
   std::string secret, error;
+  std::vector<std::string> tokens;
   bool ok = true;
-  for (const auto& [key, path] : {std::pair{"mqtt.password_file", config.mqtt.password_file},
-                                  std::pair{"http.auth_token_file", config.http.auth_token_file}}) {
-    if (!path.empty() && !config::ReadSecretFile(path, &secret, &error)) {
-      std::fprintf(stderr, "%s: %s\n", key, error.c_str());
-      ok = false;
-    }
+  if (!config.mqtt.password_file.empty() && !config::ReadSecretFile(config.mqtt.password_file, &secret, &error)) {
+    std::fprintf(stderr, "mqtt.password_file: %s\n", error.c_str());
+    ok = false;
+  }
+  if (!config.http.auth_token_file.empty() && !config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {
+    std::fprintf(stderr, "http.auth_token_file: %s\n", error.c_str());
+    ok = false;
   }
   for (const auto& [key, path] : {std::pair{"mqtt.ca_file", config.mqtt.ca_file},
                                   std::pair{"mqtt.cert_file", config.mqtt.cert_file},

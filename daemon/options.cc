@@ -3,9 +3,11 @@
 #include <chrono>
 #include <utility>
 
+#include "storage/key.h"
+
 namespace readingsd::daemon {
 
-ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c) {
+ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config::IngestConfig& window) {
   ingest::MqttOptions o;
   o.host = c.host;
   o.port = c.port;
@@ -25,6 +27,10 @@ ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c) {
   o.payload.device_id_topic = c.device_id_topic;
   o.payload.max_payload_bytes = c.max_payload_bytes;
   o.payload.max_batch = c.max_batch;
+  // ingest.min_timestamp was checked when it was read, so it normalises.
+  o.payload.min_sort_key.clear();
+  if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &o.payload.min_sort_key);
+  o.payload.max_future = window.max_future_seconds;
   return o;
 }
 metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {

@@ -18,8 +18,9 @@ namespace readingsd::daemon {
 
 // The store's options as [storage] sets them: what RunService opens.
 storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& config);
-// Without the password, which RunService reads from mqtt.password_file.
-ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& config);
+// Without the password, which RunService reads from mqtt.password_file. `window` is the
+// plausible readingTs window.
+ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& config, const config::IngestConfig& window);
 metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& config);
 // `listen` is config.listen, parsed.
 http::ServerOptions ServerOptionsFrom(const config::HttpConfig& config, const HostPort& listen);

@@ -20,21 +20,6 @@
 namespace readingsd::daemon {
 namespace {
 
-bool ReadTokens(const std::string& path, std::vector<std::string>* tokens, std::string* error) {
-  std::string text;
-  if (!config::ReadSecretFile(path, &text, error)) return false;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty() && line[0] != '#') tokens->push_back(line);
-  }
-  if (tokens->empty()) *error = path + ": no tokens (one per line)";
-  return !tokens->empty();
-}
-
-
-
-
 // /readyz: ready while the store takes writes and the broker has acknowledged our subscriptions.
 bool Readiness(const ingest::IngestState& st, std::string* detail) {
   std::string warnings = st.session_lost ? "; warning: the broker lost our persistent session once" : "";
@@ -143,7 +128,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
 
   std::vector<std::string> tokens;
   std::string password, error;
-  if (!config.http.auth_token_file.empty() && !ReadTokens(config.http.auth_token_file, &tokens, &error)) {
+  if (!config.http.auth_token_file.empty() && !config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {
     log.Write(LogLevel::kError, "config: http.auth_token_file: " + error);
     return kExitConfig;
   }
@@ -232,7 +217,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     if (connected && ever_connected) exporter.mqtt_reconnects().Increment();
     ever_connected = ever_connected || connected;
   };
-  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt);
+  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
   ingest_options.password = password;
   if (Status s = ingest::MqttIngest::Start(ingest_options, store.get(), ingest_hooks, &ingest); !s.ok()) {
     log.Write(LogLevel::kError, s.ToString());

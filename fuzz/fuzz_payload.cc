@@ -5,10 +5,11 @@
 // topic is "sensors/fuzz-dev/readings". So seeds read as
 //     sensors/th-01/readings
 //     {"readingTs":"2026-06-23T08:00:00Z","temperature":21.5}
-// A first byte 0x01-0x05 (not part of the topic) picks other PayloadOptions (device id only from
-// the payload, a small batch limit, a 64-byte size limit, other topic patterns) so those branches
-// are reached; any other input runs with the defaults. (The options used to follow the topic's
-// first byte % 8, which put every "sensors/…" topic under the 64-byte limit.)
+// A first byte 0x01-0x06 (not part of the topic) picks other PayloadOptions (device id only from
+// the payload, a small batch limit, a 64-byte size limit, other topic patterns, no plausible
+// timestamp window) so those branches are reached; any other input runs with the defaults. (The
+// options used to follow the topic's first byte % 8, which put every "sensors/…" topic under the
+// 64-byte limit.) The clock is fixed, so an input means the same on every run.
 //
 // Properties:
 //   - every reading has a valid device id, a normalised 30-byte sort key that normalises to
@@ -19,6 +20,7 @@
 //     kMaxJsonDepth, is kMalformedJson;
 //   - within that depth, ParseJson parses exactly what nlohmann::json::parse does, alike;
 //   - DeviceIdFromTopic never returns an id containing '/'.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -40,13 +42,18 @@ namespace storage = readingsd::storage;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   std::string_view input = AsView(data, size);
   ingest::PayloadOptions options;
-  if (!input.empty() && input[0] >= 0x01 && input[0] <= 0x05) {
+  options.now = [] { return std::chrono::sys_days{std::chrono::year{2026} / 6 / 23} + std::chrono::hours(12); };
+  if (!input.empty() && input[0] >= 0x01 && input[0] <= 0x06) {
     switch (input[0]) {
       case 0x01: options.device_id_topic = ""; break;
       case 0x02: options.max_batch = 3; break;
       case 0x03: options.max_payload_bytes = 64; break;
       case 0x04: options.device_id_topic = "{deviceId}"; break;
-      default: options.device_id_topic = "site/{deviceId}"; break;
+      case 0x05: options.device_id_topic = "site/{deviceId}"; break;
+      default:
+        options.min_sort_key = "";
+        options.max_future = std::chrono::seconds(0);
+        break;
     }
     input.remove_prefix(1);
   }

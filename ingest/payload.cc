@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "json/parse.h"
 #include "storage/key.h"
 
@@ -14,9 +18,88 @@ void Reject(ParsedMessage* out, RejectReason reason, std::string message) {
   out->rejections.push_back({reason, std::move(message)});
 }
 
-void ParseOne(const json& object, std::string_view topic_device, ParsedMessage* out) {
+// The readings of a payload that hold a key twice, told by the parse itself: nlohmann's DOM keeps
+// the last of equal keys, so only the parser's steps show a duplicate. Only a reading's own keys
+// count (a nested object is refused as an attribute anyway).
+class DuplicateKeys : public JsonParseObserver {
+ public:
+  // A key reading `index` holds twice, nullptr when none; a payload that is one object is
+  // reading 0.
+  const std::string* Of(std::size_t index) const {
+    auto at = std::lower_bound(found_.begin(), found_.end(), index,
+                               [](const auto& f, std::size_t i) { return f.first < i; });
+    return at != found_.end() && at->first == index ? &at->second : nullptr;
+  }
+
+  void Value() override {
+    if (depth_ == 1 && root_is_array_) ++elements_;
+  }
+  void StartArray() override {
+    Value();
+    root_is_array_ = root_is_array_ || depth_ == 0;
+    ++depth_;
+  }
+  void EndArray() override { --depth_; }
+  void StartObject() override {
+    Value();
+    if (depth_ == 0 || (depth_ == 1 && root_is_array_)) {  // a reading
+      reading_depth_ = depth_ + 1;
+      keys_used_ = 0;
+    }
+    ++depth_;
+  }
+  void Key(const std::string& name) override {
+    if (depth_ != reading_depth_) return;
+    if (keys_used_ == keys_.size()) keys_.emplace_back();
+    keys_[keys_used_++] = name;
+  }
+  void EndObject() override {
+    if (depth_ == reading_depth_) {
+      if (const std::string* twice = Twice()) found_.emplace_back(root_is_array_ ? elements_ - 1 : 0, *twice);
+      reading_depth_ = 0;
+    }
+    --depth_;
+  }
+
+ private:
+  // A key the reading holds twice, nullptr when none: pairwise among a reading's usual few keys,
+  // else as neighbours once sorted, so a reading with many keys costs n log n, not n^2.
+  const std::string* Twice() {
+    auto end = keys_.begin() + static_cast<std::ptrdiff_t>(keys_used_);
+    if (keys_used_ <= 16) {
+      for (auto key = keys_.begin(); key != end; ++key) {
+        if (std::find(key + 1, end, *key) != end) return &*key;
+      }
+      return nullptr;
+    }
+    std::sort(keys_.begin(), end);
+    auto twice = std::adjacent_find(keys_.begin(), end);
+    return twice != end ? &*twice : nullptr;
+  }
+
+  std::size_t depth_ = 0;          // containers open
+  std::size_t reading_depth_ = 0;  // depth_ inside the reading being read; 0 = none
+  bool root_is_array_ = false;
+  std::size_t elements_ = 0;       // of the top-level array, so far
+  std::vector<std::string> keys_;  // the reading's keys are keys_[0, keys_used_)
+  std::size_t keys_used_ = 0;
+  std::vector<std::pair<std::size_t, std::string>> found_;  // (reading, key), in reading order
+};
+
+// What every reading of one message is checked against.
+struct Checks {
+  std::string topic_device;   // "" = the topic names none
+  std::string_view earliest;  // the lowest sort key accepted; "" = no bound
+  std::string latest;         // the highest; "" = no bound
+};
+
+void ParseOne(const json& object, const Checks& checks, const std::string* duplicate_key, ParsedMessage* out) {
   if (!object.is_object()) {
     Reject(out, RejectReason::kNotAnObject, "a reading must be a JSON object");
+    return;
+  }
+  if (duplicate_key != nullptr) {
+    Reject(out, RejectReason::kDuplicateKey, "key \"" + *duplicate_key + "\" appears more than once");
     return;
   }
   storage::Reading reading;
@@ -46,13 +129,13 @@ void ParseOne(const json& object, std::string_view topic_device, ParsedMessage* 
   }
   if (device != nullptr) {
     reading.device_id = device->get<std::string>();
-    if (!topic_device.empty() && reading.device_id != topic_device) {
+    if (!checks.topic_device.empty() && reading.device_id != checks.topic_device) {
       Reject(out, RejectReason::kDeviceIdMismatch,
-             "deviceId \"" + reading.device_id + "\" differs from the topic's \"" + std::string(topic_device) + "\"");
+             "deviceId \"" + reading.device_id + "\" differs from the topic's \"" + checks.topic_device + "\"");
       return;
     }
-  } else if (!topic_device.empty()) {
-    reading.device_id = topic_device;
+  } else if (!checks.topic_device.empty()) {
+    reading.device_id = checks.topic_device;
   } else {
     Reject(out, RejectReason::kMissingDeviceId, "no deviceId in the payload or the topic");
     return;
@@ -70,8 +153,20 @@ void ParseOne(const json& object, std::string_view topic_device, ParsedMessage* 
     Reject(out, RejectReason::kInvalidTimestamp, "readingTs must be an ISO-8601 string");
     return;
   }
-  if (Status s = storage::NormalizeTimestamp(ts->get_ref<const std::string&>(), &reading.sort_key); !s.ok()) {
+  const std::string& ts_text = ts->get_ref<const std::string&>();
+  if (Status s = storage::NormalizeTimestamp(ts_text, &reading.sort_key); !s.ok()) {
     Reject(out, RejectReason::kInvalidTimestamp, s.message());
+    return;
+  }
+  if (!checks.earliest.empty() && reading.sort_key < checks.earliest) {
+    Reject(out, RejectReason::kTimestampTooOld,
+           "readingTs " + ts_text + " is before " + std::string(checks.earliest) +
+               " (ingest.min_timestamp): is the device's clock set?");
+    return;
+  }
+  if (!checks.latest.empty() && reading.sort_key > checks.latest) {
+    Reject(out, RejectReason::kTimestampInFuture,
+           "readingTs " + ts_text + " is after " + checks.latest + ", now plus ingest.max_future");
     return;
   }
   if (Status s = storage::ValidateAttributes(reading.attributes); !s.ok()) {
@@ -96,6 +191,9 @@ std::string_view ReasonName(RejectReason reason) {
     case RejectReason::kMissingTimestamp: return "missing_timestamp";
     case RejectReason::kInvalidTimestamp: return "invalid_timestamp";
     case RejectReason::kInvalidAttribute: return "invalid_attribute";
+    case RejectReason::kDuplicateKey: return "duplicate_key";
+    case RejectReason::kTimestampTooOld: return "timestamp_too_old";
+    case RejectReason::kTimestampInFuture: return "timestamp_in_future";
   }
   return "unknown";
 }
@@ -123,28 +221,33 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
     return;
   }
   json doc;
-  if (JsonParseError error = ParseJson(payload, &doc); error != JsonParseError::kNone) {
+  DuplicateKeys duplicates;
+  if (JsonParseError error = ParseJson(payload, &doc, &duplicates); error != JsonParseError::kNone) {
     Reject(out, RejectReason::kMalformedJson,
            error == JsonParseError::kTooDeep
                ? "payload nests deeper than " + std::to_string(kMaxJsonDepth) + " levels"
                : "payload is not valid JSON");
     return;
   }
-  std::string topic_device = DeviceIdFromTopic(options.device_id_topic, topic);
-  if (!doc.is_array()) {
-    ParseOne(doc, topic_device, out);
-    return;
-  }
-  if (doc.empty()) {
+  if (doc.is_array() && doc.empty()) {
     Reject(out, RejectReason::kEmptyBatch, "payload is an empty array");
     return;
   }
-  if (doc.size() > options.max_batch) {
+  if (doc.is_array() && doc.size() > options.max_batch) {
     Reject(out, RejectReason::kBatchTooLarge,
            "batch of " + std::to_string(doc.size()) + " readings exceeds " + std::to_string(options.max_batch));
     return;
   }
-  for (const json& element : doc) ParseOne(element, topic_device, out);
+  Checks checks{DeviceIdFromTopic(options.device_id_topic, topic), options.min_sort_key, ""};
+  if (options.max_future.count() > 0) {
+    checks.latest = storage::SortKeyAtSeconds(
+        std::chrono::duration<double>(options.now().time_since_epoch() + options.max_future).count());
+  }
+  if (!doc.is_array()) {
+    ParseOne(doc, checks, duplicates.Of(0), out);
+    return;
+  }
+  for (std::size_t i = 0; i < doc.size(); ++i) ParseOne(doc[i], checks, duplicates.Of(i), out);
 }
 
 }  // namespace readingsd::ingest

@@ -20,26 +20,42 @@ class DepthLimitedBuilder {
   using string_t = typename BasicJson::string_t;
   using binary_t = typename BasicJson::binary_t;
 
-  explicit DepthLimitedBuilder(BasicJson& root) : dom_(root, /*allow_exceptions=*/false) {}
+  DepthLimitedBuilder(BasicJson& root, JsonParseObserver* observer)
+      : dom_(root, /*allow_exceptions=*/false), observer_(observer) {}
 
   bool too_deep() const { return too_deep_; }
 
-  bool null() { return dom_.null(); }
-  bool boolean(bool value) { return dom_.boolean(value); }
-  bool number_integer(number_integer_t value) { return dom_.number_integer(value); }
-  bool number_unsigned(number_unsigned_t value) { return dom_.number_unsigned(value); }
-  bool number_float(number_float_t value, const string_t& text) { return dom_.number_float(value, text); }
-  bool string(string_t& value) { return dom_.string(value); }
-  bool binary(binary_t& value) { return dom_.binary(value); }
-  bool key(string_t& value) { return dom_.key(value); }
-  bool start_object(std::size_t size) { return Enter() && dom_.start_object(size); }
+  bool null() { return Scalar() && dom_.null(); }
+  bool boolean(bool value) { return Scalar() && dom_.boolean(value); }
+  bool number_integer(number_integer_t value) { return Scalar() && dom_.number_integer(value); }
+  bool number_unsigned(number_unsigned_t value) { return Scalar() && dom_.number_unsigned(value); }
+  bool number_float(number_float_t value, const string_t& text) {
+    return Scalar() && dom_.number_float(value, text);
+  }
+  bool string(string_t& value) { return Scalar() && dom_.string(value); }
+  bool binary(binary_t& value) { return Scalar() && dom_.binary(value); }
+  bool key(string_t& value) {
+    if (observer_ != nullptr) observer_->Key(value);
+    return dom_.key(value);
+  }
+  bool start_object(std::size_t size) {
+    if (!Enter()) return false;
+    if (observer_ != nullptr) observer_->StartObject();
+    return dom_.start_object(size);
+  }
   bool end_object() {
     --depth_;
+    if (observer_ != nullptr) observer_->EndObject();
     return dom_.end_object();
   }
-  bool start_array(std::size_t size) { return Enter() && dom_.start_array(size); }
+  bool start_array(std::size_t size) {
+    if (!Enter()) return false;
+    if (observer_ != nullptr) observer_->StartArray();
+    return dom_.start_array(size);
+  }
   bool end_array() {
     --depth_;
+    if (observer_ != nullptr) observer_->EndArray();
     return dom_.end_array();
   }
   template <typename Exception>
@@ -48,6 +64,11 @@ class DepthLimitedBuilder {
   }
 
  private:
+  bool Scalar() {
+    if (observer_ != nullptr) observer_->Value();
+    return true;
+  }
+
   bool Enter() {
     if (depth_ == kMaxJsonDepth) {
       too_deep_ = true;
@@ -58,6 +79,7 @@ class DepthLimitedBuilder {
   }
 
   nlohmann::detail::json_sax_dom_parser<BasicJson> dom_;
+  JsonParseObserver* observer_;  // may be null
   int depth_ = 0;
   bool too_deep_ = false;
 };
@@ -65,9 +87,9 @@ class DepthLimitedBuilder {
 }  // namespace
 
 template <typename BasicJson>
-JsonParseError ParseJson(std::string_view text, BasicJson* out) {
+JsonParseError ParseJson(std::string_view text, BasicJson* out, JsonParseObserver* observer) {
   BasicJson value;
-  DepthLimitedBuilder<BasicJson> builder(value);
+  DepthLimitedBuilder<BasicJson> builder(value, observer);
   const bool parsed = BasicJson::sax_parse(text, &builder, BasicJson::input_format_t::json, /*strict=*/true);
   if (builder.too_deep()) return JsonParseError::kTooDeep;
   if (!parsed) return JsonParseError::kMalformed;
@@ -75,7 +97,7 @@ JsonParseError ParseJson(std::string_view text, BasicJson* out) {
   return JsonParseError::kNone;
 }
 
-template JsonParseError ParseJson(std::string_view, nlohmann::json*);
-template JsonParseError ParseJson(std::string_view, nlohmann::ordered_json*);
+template JsonParseError ParseJson(std::string_view, nlohmann::json*, JsonParseObserver*);
+template JsonParseError ParseJson(std::string_view, nlohmann::ordered_json*, JsonParseObserver*);
 
 }  // namespace readingsd

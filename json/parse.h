@@ -8,6 +8,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 
 namespace readingsd {
@@ -23,10 +24,26 @@ enum class JsonParseError {
   kTooDeep,    // objects and arrays nest deeper than kMaxJsonDepth
 };
 
+// Told each step of a parse as it is read, beside the value being built: for what the value
+// cannot show. nlohmann keeps the last of an object's equal keys, so a key given twice is seen
+// only here. Value() is a string, number, boolean or null; a container past kMaxJsonDepth is not
+// told. After a failed parse, what it was told is a prefix of the text.
+class JsonParseObserver {
+ public:
+  virtual ~JsonParseObserver() = default;
+  virtual void Value() {}
+  virtual void StartObject() {}
+  virtual void Key(const std::string& /*key*/) {}
+  virtual void EndObject() {}
+  virtual void StartArray() {}
+  virtual void EndArray() {}
+};
+
 // Parses all of `text` into *out, a nlohmann::json or nlohmann::ordered_json; *out is untouched
 // unless kNone is returned. Parsing stops at the first object or array past kMaxJsonDepth.
-// Thread-safe (no shared state).
+// `observer`, when given, is told every step of the same single pass. Thread-safe (no shared
+// state).
 template <typename BasicJson>
-JsonParseError ParseJson(std::string_view text, BasicJson* out);
+JsonParseError ParseJson(std::string_view text, BasicJson* out, JsonParseObserver* observer = nullptr);
 
 }  // namespace readingsd

@@ -86,6 +86,9 @@ TEST(DefaultsTest, AreTheDocumentedOnes) {
   EXPECT_EQ(c.mqtt.port, 1883);
   EXPECT_THAT(c.mqtt.topics, ElementsAre("sensors/+/readings"));
   EXPECT_EQ(c.mqtt.protocol, "mqttv311");
+  EXPECT_EQ(c.ingest.min_timestamp, "2000-01-01T00:00:00Z");
+  EXPECT_EQ(c.ingest.max_future, "1d");
+  EXPECT_EQ(c.ingest.max_future_seconds.count(), 86400);
   EXPECT_EQ(c.http.listen, "127.0.0.1:8080");
   EXPECT_EQ(c.http.threads, 2);
   EXPECT_EQ(c.metrics.top_k, 20);
@@ -156,6 +159,9 @@ Config EveryKeyChanged() {
   c.mqtt.reconnect_min_ms = 100;
   c.mqtt.reconnect_max_ms = 100;
   c.mqtt.max_batch = 1;
+  c.ingest.min_timestamp = "1970-01-01T01:00:00+01:00";
+  c.ingest.max_future = "";
+  c.ingest.max_future_seconds = std::chrono::seconds(0);
   c.http.listen = "[::1]:0";
   c.http.threads = 16;
   c.http.read_helpers = 0;
@@ -229,6 +235,19 @@ INSTANTIATE_TEST_SUITE_P(
                   "readingsd.toml:2: http.listen: must be host:port"},
         ErrorCase{"[storage]\nretention = \"10x\"\n",
                   "readingsd.toml:2: storage.retention: must be a duration"},
+        ErrorCase{"[ingest]\nmin_timestamp = \"1970-01-01\"\n",
+                  "readingsd.toml:2: ingest.min_timestamp: must be an ISO-8601 time like "
+                  "\"2000-01-01T00:00:00Z\" (\"\" = no lower bound): invalid timestamp \"1970-01-01\""},
+        ErrorCase{"[ingest]\nmin_timestamp = \"2000-01-01T00:00:00\"\n",
+                  "readingsd.toml:2: ingest.min_timestamp: must be an ISO-8601 time"},
+        ErrorCase{"[ingest]\n\nmax_future = \"0\"\n",
+                  "readingsd.toml:3: ingest.max_future: must be a duration above zero like \"1d\", "
+                  "\"12h\", \"90m\" or \"45s\" (\"\" = no upper bound), got \"0\""},
+        ErrorCase{"[ingest]\nmax_future = \"0s\"\n", "readingsd.toml:2: ingest.max_future: must be a duration"},
+        ErrorCase{"[ingest]\nmax_future = \"tomorrow\"\n",
+                  "readingsd.toml:2: ingest.max_future: must be a duration"},
+        ErrorCase{"[ingest]\nmax_future = 86400\n",
+                  "readingsd.toml:2: ingest.max_future: must be a string, got an integer"},
         ErrorCase{"[metrics]\ntop_k = 0\n", "readingsd.toml:2: metrics.top_k: must be >= 1"},
         ErrorCase{
             "[metrics]\nlow_cardinality_top_share = 0\n",
@@ -326,6 +345,19 @@ TEST(RetentionTest, FlagSetsSeconds) {
   Parsed p = Parse({"--storage.retention=12h"});
   ASSERT_TRUE(p.ok) << p.error;
   EXPECT_EQ(p.config.storage.retention_seconds.count(), 43200);
+}
+
+TEST(IngestWindowTest, BoundsAreSettingsAndEmptyTurnsThemOff) {
+  Config c = ParseOk("[ingest]\nmin_timestamp = \"2020-01-01T00:00:00+02:00\"\nmax_future = \"90m\"\n");
+  EXPECT_EQ(c.ingest.min_timestamp, "2020-01-01T00:00:00+02:00");
+  EXPECT_EQ(c.ingest.max_future_seconds.count(), 5400);
+  Parsed off = Parse({"--ingest.min_timestamp=", "--ingest.max_future="});
+  ASSERT_TRUE(off.ok) << off.error;
+  EXPECT_EQ(off.config.ingest.min_timestamp, "");
+  EXPECT_EQ(off.config.ingest.max_future_seconds.count(), 0);
+  Parsed bad = Parse({"--ingest.min_timestamp=1970"});
+  EXPECT_FALSE(bad.ok);
+  EXPECT_THAT(bad.error, StartsWith("--ingest.min_timestamp: must be an ISO-8601 time"));
 }
 
 TEST(CommandLineTest, FlagsOverrideTheFile) {
@@ -545,6 +577,57 @@ TEST(ReadSecretFileTest, EmptyOrUnreadableIsAnError) {
   EXPECT_FALSE(ReadSecretFile(::testing::TempDir(), &secret, &error));
   EXPECT_THAT(error, HasSubstr("Is a directory"));
   EXPECT_EQ(secret, "untouched");
+}
+
+TEST(ReadTokenFileTest, SkipsCommentsAndBlankLinesAndTrimsEachToken) {
+  const std::pair<const char*, std::vector<std::string>> cases[] = {
+      {"tok\n", {"tok"}},
+      {"# who: the dashboard\nfirst\nsecond\n", {"first", "second"}},
+      {"first\r\n# old one\r\n\r\nsecond\r\n", {"first", "second"}},  // CRLF
+      {"\n\n  first  \n\t\n\tsecond\t\r\n  # indented comment\n", {"first", "second"}},
+      {"last-line-without-newline", {"last-line-without-newline"}},
+      {"a#b\n", {"a#b"}},  // '#' starts a comment only at the start of a line
+  };
+  for (const auto& [content, want] : cases) {
+    std::vector<std::string> tokens;
+    std::string error;
+    ASSERT_TRUE(ReadTokenFile(WriteTemp("tokens", content), &tokens, &error)) << error << " for " << content;
+    EXPECT_EQ(tokens, want) << content;
+  }
+}
+
+TEST(ReadTokenFileTest, AFileWithoutATokenIsAnError) {
+  for (const char* content : {"", "\n", "# only a comment\n", "# a\r\n\r\n   \n#b"}) {
+    std::string path = WriteTemp("no_tokens", content);
+    std::vector<std::string> tokens = {"untouched"};
+    std::string error;
+    EXPECT_FALSE(ReadTokenFile(path, &tokens, &error)) << content;
+    EXPECT_EQ(error, path + ": no token in it (one per line; lines starting with # are comments)");
+    EXPECT_THAT(tokens, ElementsAre("untouched"));
+  }
+  std::string missing = ::testing::TempDir() + "readingsd_config_test_no_such_tokens";
+  std::vector<std::string> tokens;
+  std::string error;
+  EXPECT_FALSE(ReadTokenFile(missing, &tokens, &error));
+  EXPECT_EQ(error, "cannot read " + missing + ": No such file or directory");
+}
+
+TEST(ReadTokenFileTest, ATokenNoHeaderCanCarryIsAnErrorNamingTheLine) {
+  const std::pair<const char*, int> cases[] = {
+      {"# tokens\nmy token\n", 2},       {"good\nbad\ttab\n", 2},
+      {"\xef\xbb\xbftok\n", 1},             // a UTF-8 byte-order mark
+      {"ok\n\nt\xc3\xb6k\n", 3},            // non-ASCII
+      {"a\rb\n", 1},                        // a CR inside, not at the end
+  };
+  for (const auto& [content, line] : cases) {
+    std::string path = WriteTemp("bad_token", content);
+    std::vector<std::string> tokens;
+    std::string error;
+    EXPECT_FALSE(ReadTokenFile(path, &tokens, &error)) << content;
+    EXPECT_EQ(error, path + ":" + std::to_string(line) +
+                         ": a token must be printable ASCII without spaces (an Authorization header "
+                         "could not carry it)");
+  }
 }
 
 }  // namespace

@@ -65,15 +65,17 @@ TEST(HttpLimits, HeaderTimeoutAndSheddingFollowTheConfig) {
   EXPECT_TRUE(ClosedWithin(silent, 20s));
   ::close(silent);
 
-  // Two kept-alive connections take both slots; a third connection sheds the older one.
+  // Two kept-alive connections take both slots; a third connection sheds the older one. (The
+  // server may also have shed a slot whose client had already gone, such as `silent`'s, if it had
+  // not yet seen the close: so at least one, and never a refusal.)
   const int first = Connect(daemon.http_port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_TRUE(ReceivedWithin(first, "ok", 10s));
   const int second = Connect(daemon.http_port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_TRUE(ReceivedWithin(second, "ok", 10s));
   auto [status, metrics] = Get(daemon.http_port(), "/metrics");
   EXPECT_EQ(status, 200);
-  EXPECT_NE(metrics.find("\nreadingsd_http_connections_shed_total 1\n"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("\nreadingsd_http_connections_refused_total 0\n"), std::string::npos);
+  EXPECT_GE(MetricValue(metrics, "readingsd_http_connections_shed_total"), 1) << metrics;
+  EXPECT_EQ(MetricValue(metrics, "readingsd_http_connections_refused_total"), 0) << metrics;
   EXPECT_TRUE(ClosedWithin(first, 10s));
   ::close(first);
   ::close(second);

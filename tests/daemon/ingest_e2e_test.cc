@@ -215,6 +215,34 @@ TEST(IngestE2E, APayloadNestedTooDeepIsMalformedJsonAndTheDaemonGoesOn) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+// One batch: a device whose clock was never set, one running far ahead, a reading holding a
+// key twice, and two good readings. Only the good ones are stored; each other one is counted.
+TEST(IngestE2E, ImplausibleTimestampsAndDuplicateKeysFallAloneInTheirBatch) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  PublishAll(broker.port(), {{"sensors/clock1/readings", R"([{"readingTs":"1970-01-01T00:00:00Z","t":1},
+                                                             {"readingTs":"2026-06-23T08:00:00Z","t":2},
+                                                             {"readingTs":"2026-06-23T08:00:01Z","t":3,"t":4},
+                                                             {"readingTs":"2999-01-01T00:00:00Z","t":5},
+                                                             {"readingTs":"2026-06-23T08:00:02Z","t":6}])"}});
+  ASSERT_EQ(daemon.WaitForStored({"clock1"}, 2, std::chrono::seconds(30)), 2u) << daemon.log();
+  auto [status, metrics] = Get(daemon.http_port(), "/metrics");
+  ASSERT_EQ(status, 200);
+  for (const char* reason : {"timestamp_too_old", "duplicate_key", "timestamp_in_future"}) {
+    EXPECT_EQ(MetricValue(metrics, std::string("readingsd_readings_rejected_total{reason=\"") + reason + "\"}"), 1)
+        << reason;
+  }
+  EXPECT_EQ(MetricValue(metrics, "readingsd_readings_ingested_total"), 2);
+  EXPECT_NE(daemon.log().find("rejected (timestamp_too_old): readingTs 1970-01-01T00:00:00Z is before"),
+            std::string::npos)
+      << daemon.log();
+  EXPECT_EQ(daemon.Terminate(), 0);
+  std::set<std::pair<std::string, std::string>> want = {{"clock1", "2026-06-23T08:00:00.000000000Z"},
+                                                        {"clock1", "2026-06-23T08:00:02.000000000Z"}};
+  EXPECT_TRUE(daemon.StoredKeys({"clock1"}) == want);
+}
+
 TEST(IngestE2E, MqttV5SessionSurvivesTheDaemonBeingDown) {
   // v5 ends a session at disconnect unless the client asks for an expiry: readingsd asks for one.
   MosquittoBroker broker;

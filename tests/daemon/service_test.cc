@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "daemon/http_client.h"
 #include "daemon/options.h"
 #include "daemon/service.h"
 #include "storage/key.h"
@@ -413,6 +414,50 @@ TEST(Service, CheckConfigAndSighupReload) {
   }
   EXPECT_NE(daemon.log().find("keeping the running config"), std::string::npos) << daemon.log();
   EXPECT_TRUE(daemon.Running());
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+// The daemon, `readingsd query` and check-config read http.auth_token_file alike: comments,
+// blank lines, CRLF and spaces around a token are skipped by all three.
+TEST(Service, TheTokenFileReadsTheSameForTheDaemonQueryAndCheckConfig) {
+  TempDir dir("readingsd-tokens");
+  std::ofstream(dir.File("tokens"), std::ios::binary) << "# readingsd tokens\r\n\r\n  first-token \r\n# ci\r\nsecond\r\n";
+  std::ofstream(dir.File("comments-only")) << "# no token yet\n";
+  std::ofstream(dir.File("spaced")) << "two words\n";
+  const std::string tokens = "--http.auth_token_file=" + dir.File("tokens");
+
+  auto [ok, ok_out] = RunReadingsd({tokens, "check-config"});
+  EXPECT_EQ(ok, 0) << ok_out;
+  for (const char* bad : {"comments-only", "spaced"}) {
+    auto [status, out] = RunReadingsd({"--http.auth_token_file=" + dir.File(bad), "check-config"});
+    EXPECT_EQ(status, 78) << bad << ": " << out;
+    EXPECT_NE(out.find("http.auth_token_file: " + dir.File(bad)), std::string::npos) << out;
+    auto [run, run_out] = RunReadingsd({"--http.auth_token_file=" + dir.File(bad), "--storage.data_dir=" + dir.File("data"),
+                                        "--http.listen=127.0.0.1:0"});
+    EXPECT_EQ(run, 78) << bad << ": " << run_out;
+  }
+
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {tokens}});
+  daemon.StartUnready();  // /readyz wants a token too; HTTP answering is enough here
+  auto get = [&daemon](const std::string& token) {
+    daemon::HttpGetResult res;
+    daemon::HttpGet("127.0.0.1", std::to_string(daemon.http_port()), "/readyz", token, std::chrono::seconds(5), &res);
+    return res.status;
+  };
+  EXPECT_EQ(get("first-token"), 200);
+  EXPECT_EQ(get("second"), 200);
+  EXPECT_EQ(get("# readingsd tokens"), 401);
+  EXPECT_EQ(get(""), 401);
+
+  std::string listen = "--http.listen=127.0.0.1:" + std::to_string(daemon.http_port());
+  auto [query, table] = RunReadingsd({listen, tokens, "query", "--device", "d1"});
+  EXPECT_EQ(query, 0) << table;
+  EXPECT_NE(table.find("readingTs"), std::string::npos) << table;
+  auto [comments, comments_out] = RunReadingsd({listen, "--http.auth_token_file=" + dir.File("comments-only"), "query",
+                                                "--device", "d1"});
+  EXPECT_EQ(comments, 78) << comments_out;
+  EXPECT_NE(comments_out.find("no token in it"), std::string::npos) << comments_out;
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 

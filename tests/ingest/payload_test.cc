@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "json/parse.h"
@@ -68,6 +69,90 @@ TEST(Payload, BatchElementsStandOrFallAlone) {
   EXPECT_EQ(m.rejections[2].reason, RejectReason::kNotAnObject);
 }
 
+TEST(Payload, AReadingThatHoldsAKeyTwiceIsRejectedAlone) {
+  for (const char* payload : {R"({"readingTs":"2026-06-23T08:00:00Z","t":1,"t":2})",
+                              R"({"readingTs":"2026-06-23T08:00:00Z","readingTs":"2026-06-23T09:00:00Z"})",
+                              R"({"deviceId":"a1","readingTs":"2026-06-23T08:00:00Z","deviceId":"a1"})",
+                              R"({"t":1,"readingTs":"2026-06-23T08:00:00Z","\u0074":1})",  // escaped, still "t"
+                              R"({"gone":null,"gone":null,"readingTs":"2026-06-23T08:00:00Z"})"}) {
+    auto m = Parse(payload);
+    EXPECT_EQ(OnlyRejection(m), RejectReason::kDuplicateKey) << payload;
+  }
+  EXPECT_EQ(Parse(R"({"t":1,"readingTs":"2026-06-23T08:00:00Z","t":2})").rejections.at(0).message,
+            "key \"t\" appears more than once");
+  // Many keys (compared sorted rather than pairwise): distinct ones pass, one given twice does not.
+  std::string many = R"({"readingTs":"2026-06-23T08:00:00Z")";
+  for (int i = 0; i < 40; ++i) many += ",\"a" + std::to_string(i) + "\":" + std::to_string(i);
+  EXPECT_EQ(Parse(many + "}").readings.size(), 1u);
+  EXPECT_EQ(Parse(many + R"(,"a17":0})").rejections.at(0).message, "key \"a17\" appears more than once");
+
+  // In a batch only that reading falls; the same key in two readings, or twice in a nested
+  // object (refused for being nested), is no duplicate of the reading's.
+  auto m = Parse(R"([{"readingTs":"2026-06-23T08:00:00Z","t":1},
+                     {"readingTs":"2026-06-23T08:00:01Z","t":2,"t":3},
+                     [{"t":1,"t":1}],
+                     {"readingTs":"2026-06-23T08:00:02Z","m":{"a":1,"a":2}},
+                     {"readingTs":"2026-06-23T08:00:03Z","t":4},
+                     {"readingTs":"2026-06-23T08:00:04Z","readingTs":"2026-06-23T08:00:05Z"}])");
+  ASSERT_EQ(m.readings.size(), 2u);
+  EXPECT_EQ(m.readings[0].sort_key, "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(m.readings[1].sort_key, "2026-06-23T08:00:03.000000000Z");
+  ASSERT_EQ(m.rejections.size(), 4u);
+  EXPECT_EQ(m.rejections[0].reason, RejectReason::kDuplicateKey);
+  EXPECT_EQ(m.rejections[1].reason, RejectReason::kNotAnObject);
+  EXPECT_EQ(m.rejections[2].reason, RejectReason::kInvalidAttribute);
+  EXPECT_EQ(m.rejections[3].reason, RejectReason::kDuplicateKey);
+  EXPECT_EQ(m.rejections[3].message, "key \"readingTs\" appears more than once");
+}
+
+// A clock stopped at 2026-06-23T12:00:00Z.
+std::chrono::system_clock::time_point Noon() {
+  return std::chrono::sys_days{std::chrono::year{2026} / 6 / 23} + std::chrono::hours(12);
+}
+
+TEST(Payload, ReadingsOutsideThePlausibleWindowAreRejectedAlone) {
+  PayloadOptions options;
+  options.now = Noon;  // max_future is a day: the latest accepted is 2026-06-24T12:00:00Z
+  auto m = Parse(R"([{"readingTs":"1970-01-01T00:00:00Z","t":1},
+                     {"readingTs":"0000-01-01T00:00:00Z","t":2},
+                     {"readingTs":"1999-12-31T23:59:59.999999999Z","t":3},
+                     {"readingTs":"2000-01-01T00:00:00Z","t":4},
+                     {"readingTs":"2026-06-24T13:59:59+02:00","t":5},
+                     {"readingTs":"2026-06-24T12:00:01Z","t":6},
+                     {"readingTs":"9999-12-31T23:59:59Z","t":7},
+                     {"readingTs":"2026-06-23T12:00:00Z","t":8}])",
+                 "sensors/a1/readings", options);
+  ASSERT_EQ(m.readings.size(), 3u);
+  EXPECT_EQ(m.readings[0].sort_key, "2000-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(m.readings[1].sort_key, "2026-06-24T11:59:59.000000000Z");
+  EXPECT_EQ(m.readings[2].sort_key, "2026-06-23T12:00:00.000000000Z");
+  ASSERT_EQ(m.rejections.size(), 5u);
+  for (int i : {0, 1, 2}) EXPECT_EQ(m.rejections[i].reason, RejectReason::kTimestampTooOld) << i;
+  for (int i : {3, 4}) EXPECT_EQ(m.rejections[i].reason, RejectReason::kTimestampInFuture) << i;
+  EXPECT_EQ(m.rejections[0].message,
+            "readingTs 1970-01-01T00:00:00Z is before 2000-01-01T00:00:00.000000000Z (ingest.min_timestamp): is the "
+            "device's clock set?");
+  EXPECT_EQ(m.rejections[3].message,
+            "readingTs 2026-06-24T12:00:01Z is after 2026-06-24T12:00:00.000000000Z, now plus ingest.max_future");
+
+  // The window follows the clock, and its bounds are settings.
+  options.now = [] { return Noon() + std::chrono::hours(24 * 365); };
+  EXPECT_EQ(Parse(R"({"readingTs":"2026-06-24T12:00:01Z"})", "sensors/a1/readings", options).readings.size(), 1u);
+  options.now = Noon;
+  options.max_future = std::chrono::seconds(60);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T12:01:01Z"})", "sensors/a1/readings", options)),
+            RejectReason::kTimestampInFuture);
+  options.min_sort_key = "2026-06-23T11:00:00.000000000Z";
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T10:59:59Z"})", "sensors/a1/readings", options)),
+            RejectReason::kTimestampTooOld);
+  options.min_sort_key = "";
+  options.max_future = std::chrono::seconds(0);  // both bounds off
+  EXPECT_EQ(Parse(R"([{"readingTs":"0000-01-01T00:00:00Z"},{"readingTs":"9999-12-31T23:59:59Z"}])",
+                  "sensors/a1/readings", options)
+                .readings.size(),
+            2u);
+}
+
 TEST(Payload, EveryRejectReason) {
   PayloadOptions small;
   small.max_payload_bytes = 10;
@@ -90,6 +175,10 @@ TEST(Payload, EveryRejectReason) {
             RejectReason::kInvalidAttribute);
   EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","":1})")),
             RejectReason::kInvalidAttribute);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","t":1,"t":1})")),
+            RejectReason::kDuplicateKey);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"1970-01-01T00:00:00Z"})")), RejectReason::kTimestampTooOld);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"9999-01-01T00:00:00Z"})")), RejectReason::kTimestampInFuture);
   for (RejectReason r : kAllRejectReasons) EXPECT_NE(ReasonName(r), "unknown");
 }
 

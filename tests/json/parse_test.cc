@@ -72,5 +72,31 @@ TYPED_TEST(ParseJsonTest, MalformedInputIsRefusedAndLeavesTheValueAlone) {
   EXPECT_EQ(value["s"], "x");
 }
 
+// Writes down what it is told, one token per step.
+class Transcript : public JsonParseObserver {
+ public:
+  void Value() override { text += "v "; }
+  void StartObject() override { text += "{ "; }
+  void Key(const std::string& key) override { text += key + ": "; }
+  void EndObject() override { text += "} "; }
+  void StartArray() override { text += "[ "; }
+  void EndArray() override { text += "] "; }
+  std::string text;
+};
+
+TYPED_TEST(ParseJsonTest, AnObserverIsToldEveryStepIncludingAKeyTheValueKeepsOnce) {
+  TypeParam value;
+  Transcript told;
+  ASSERT_EQ(ParseJson(R"({"t":1,"l":[true,null,{"s":"x"}],"t":2})", &value, &told), JsonParseError::kNone);
+  EXPECT_EQ(told.text, "{ t: v l: [ v v { s: v } ] t: v } ");
+  EXPECT_EQ(value.size(), 2u);  // the value has "t" once
+
+  Transcript refused;
+  EXPECT_EQ(ParseJson(Arrays(kMaxJsonDepth + 1), &value, &refused), JsonParseError::kTooDeep);
+  std::string opened;
+  for (int i = 0; i < kMaxJsonDepth; ++i) opened += "[ ";
+  EXPECT_EQ(refused.text, opened);  // the container past the limit is not told
+}
+
 }  // namespace
 }  // namespace readingsd
