@@ -186,9 +186,17 @@ std::string SortKeyAtSeconds(double seconds) {
 }
 
 std::string SortKeyAt(std::chrono::system_clock::time_point t) {
-  const date::sys_seconds whole = date::floor<std::chrono::seconds>(t);
+  // Whole seconds and nanoseconds apart: going back from seconds to nanoseconds would overflow
+  // at the ends of system_clock's range.
+  const int64_t since_epoch = std::chrono::nanoseconds(t.time_since_epoch()).count();
+  int64_t seconds = since_epoch / 1'000'000'000;
+  int64_t nanos = since_epoch % 1'000'000'000;
+  if (nanos < 0) {
+    nanos += 1'000'000'000;
+    --seconds;
+  }
   std::string sort_key;
-  WriteSortKeyNanos(whole, static_cast<int>(std::chrono::nanoseconds(t - whole).count()), &sort_key);
+  WriteSortKeyNanos(date::sys_seconds{std::chrono::seconds(seconds)}, static_cast<int>(nanos), &sort_key);
   return sort_key;
 }
 
