@@ -4,6 +4,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <optional>
 
 namespace readingsd::daemon {
 
@@ -19,27 +20,37 @@ std::string LoopbackFor(const std::string& host) {
 
 Status HttpGet(const std::string& host, const std::string& port, const std::string& target,
                const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result) {
-  try {
-    boost::asio::io_context io;
-    tcp::resolver resolver(io);
-    beast::tcp_stream stream(io);
-    stream.expires_after(timeout);
-    stream.connect(resolver.resolve(host, port));
-    http::request<http::empty_body> req{http::verb::get, target, 11};
-    req.set(http::field::host, host);
-    if (!bearer_token.empty()) req.set(http::field::authorization, "Bearer " + bearer_token);
-    http::write(stream, req);
-    beast::flat_buffer buffer;
-    http::response<http::string_body> res;
-    http::read(stream, buffer, res);
-    result->status = static_cast<int>(res.result_int());
-    result->body = std::move(res.body());
-    beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-    return Status::OK();
-  } catch (const std::exception& e) {
-    return Status::Unavailable("GET http://" + host + ":" + port + target + ": " + e.what());
-  }
+  const std::string url = "GET http://" + host + ":" + port + target + ": ";
+  boost::asio::io_context io;
+  tcp::resolver resolver(io);
+  beast::tcp_stream stream(io);
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, host);
+  if (!bearer_token.empty()) req.set(http::field::authorization, "Bearer " + bearer_token);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  // Asynchronous steps under one run_for: a tcp_stream's deadline binds only its asynchronous
+  // operations, and a server that accepts and never answers must not hang the watchdog's probe
+  // (and with it the main loop) or `readingsd query`.
+  std::optional<beast::error_code> outcome;
+  resolver.async_resolve(host, port, [&](beast::error_code ec, const tcp::resolver::results_type& endpoints) {
+    if (ec) return void(outcome = ec);
+    stream.async_connect(endpoints, [&](beast::error_code ec, const tcp::endpoint&) {
+      if (ec) return void(outcome = ec);
+      http::async_write(stream, req, [&](beast::error_code ec, std::size_t) {
+        if (ec) return void(outcome = ec);
+        http::async_read(stream, buffer, res, [&](beast::error_code ec, std::size_t) { outcome = ec; });
+      });
+    });
+  });
+  io.run_for(timeout);
+  if (!outcome) return Status::Unavailable(url + "no answer within " + std::to_string(timeout.count()) + " ms");
+  if (*outcome) return Status::Unavailable(url + outcome->message());
+  result->status = static_cast<int>(res.result_int());
+  result->body = std::move(res.body());
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  return Status::OK();
 }
 
 }  // namespace readingsd::daemon
