@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/log_level.h"
+#include "base/text.h"
 #include "storage/key.h"
 
 namespace readingsd::config::internal {
@@ -137,22 +139,8 @@ bool AllDigits(std::string_view s) {
 }
 
 std::string ListenAddress(const std::string& s) {
-  std::string_view v = s, host, port;
-  if (v.starts_with('[')) {  // [v6]:port
-    size_t close = v.find(']');
-    if (close != std::string_view::npos && v.substr(close + 1).starts_with(':')) {
-      host = v.substr(1, close - 1);
-      port = v.substr(close + 2);
-    }
-  } else if (size_t colon = v.rfind(':'); colon != std::string_view::npos) {
-    host = v.substr(0, colon);
-    port = v.substr(colon + 1);
-    if (host.find(':') != std::string_view::npos) host = {};  // bare v6 is ambiguous
-  }
-  if (!host.empty() && AllDigits(port) && port.size() <= 5 &&
-      std::stoi(std::string(port)) <= 65535) {
-    return "";
-  }
+  HostPort unused;
+  if (ParseHostPort(s, &unused).ok()) return "";
   return "must be host:port (e.g. 127.0.0.1:8080 or [::1]:8080), got " + Quote(s);
 }
 
@@ -397,7 +385,7 @@ const std::vector<Key>& Keys() {
                     AtLeast(0)),
 
       READINGSD_KEY(log, level, "\"error\", \"warn\", \"info\" or \"debug\"",
-                    OneOf({"error", "warn", "info", "debug"})),
+                    OneOf({kLogLevelNames.begin(), kLogLevelNames.end()})),
   };
   return keys;
 }

@@ -11,7 +11,9 @@
 #include <iostream>
 #include <optional>
 
+#include "base/text.h"
 #include "daemon/http_client.h"
+#include "daemon/options.h"
 #include "daemon/service.h"
 #include "json/parse.h"
 #include "storage/integrity.h"
@@ -122,12 +124,13 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
   if (vm.count("latest")) target += "order=desc&limit=" + std::to_string(vm["latest"].as<int>()) + "&";
   if (vm.count("limit")) target += "limit=" + std::to_string(vm["limit"].as<int>()) + "&";
 
-  std::string host, port, token, error;
-  if (!SplitHostPort(config.http.listen, &host, &port)) {
+  HostPort listen;
+  if (!ParseHostPort(config.http.listen, &listen).ok()) {
     std::fprintf(stderr, "readingsd query: http.listen: expected host:port\n");
     return kExitConfig;
   }
-  host = LoopbackFor(host);
+  const std::string host = LoopbackFor(listen.host), port = std::to_string(listen.port);
+  std::string token, error;
   if (!config.http.auth_token_file.empty()) {
     std::vector<std::string> tokens;
     if (!config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {

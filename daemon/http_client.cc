@@ -12,15 +12,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = boost::asio::ip::tcp;
 
-bool SplitHostPort(const std::string& listen, std::string* host, std::string* port) {
-  auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon + 1 == listen.size()) return false;
-  *host = listen.substr(0, colon);
-  *port = listen.substr(colon + 1);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
-  return !host->empty();
-}
-
 std::string LoopbackFor(const std::string& host) {
   if (host == "0.0.0.0") return "127.0.0.1";
   if (host == "::") return "::1";

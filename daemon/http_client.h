@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace readingsd::daemon {
 
@@ -15,9 +15,6 @@ struct HttpGetResult {
 
 Status HttpGet(const std::string& host, const std::string& port, const std::string& target,
                const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result);
-
-// Splits "host:port" / "[v6]:port" (brackets removed); false when malformed.
-bool SplitHostPort(const std::string& listen, std::string* host, std::string* port);
 
 // The address to reach a server listening on `host`: loopback for the wildcard addresses.
 std::string LoopbackFor(const std::string& host);

@@ -4,13 +4,6 @@
 
 namespace readingsd::daemon {
 
-LogLevel ParseLogLevel(std::string_view name) {
-  if (name == "error") return LogLevel::kError;
-  if (name == "warn") return LogLevel::kWarning;
-  if (name == "debug") return LogLevel::kDebug;
-  return LogLevel::kInfo;
-}
-
 void Log::SetLevel(LogLevel level) {
   std::lock_guard lock(mu_);
   level_ = level;

@@ -8,14 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/mqtt_ingest.h"
+#include "base/log_level.h"
 
 namespace readingsd::daemon {
-
-using ingest::LogLevel;
-
-// "error" | "warn" | "info" | "debug"; anything else is info (config validates the value).
-LogLevel ParseLogLevel(std::string_view name);
 
 class Log {
  public:

@@ -7,73 +7,18 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/text.h"
 #include "daemon/http_client.h"
 #include "daemon/log.h"
+#include "daemon/options.h"
+#include "http/server.h"
 #include "ingest/mqtt_ingest.h"
 #include "metrics/exporter.h"
-#include "query/http_server.h"
 #include "storage/key.h"
 #include "storage/store.h"
 
 namespace readingsd::daemon {
 namespace {
-
-ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config::IngestConfig& window) {
-  ingest::MqttOptions o;
-  o.host = c.host;
-  o.port = c.port;
-  o.client_id = c.client_id;
-  o.username = c.username;
-  o.topics = c.topics;
-  o.mqtt_v5 = c.protocol == "mqttv5";
-  o.keepalive_seconds = c.keepalive_seconds;
-  o.ca_file = c.ca_file;
-  o.cert_file = c.cert_file;
-  o.key_file = c.key_file;
-  o.tls_insecure = c.tls_insecure;
-  o.dead_letter_topic = c.dead_letter_topic;
-  o.reconnect_min = std::chrono::milliseconds(c.reconnect_min_ms);
-  o.reconnect_max = std::chrono::milliseconds(c.reconnect_max_ms);
-  o.max_batch = c.max_batch;
-  o.payload.device_id_topic = c.device_id_topic;
-  o.payload.max_payload_bytes = c.max_payload_bytes;
-  o.payload.max_batch = c.max_batch;
-  // ingest.min_timestamp was checked when it was read, so it normalises.
-  o.payload.min_sort_key.clear();
-  if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &o.payload.min_sort_key);
-  o.payload.max_future = window.max_future_seconds;
-  return o;
-}
-
-metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {
-  metrics::HotnessOptions o;
-  o.top_k = c.top_k;
-  o.window = std::chrono::seconds(c.window_seconds);
-  o.partition_wcu_limit = c.partition_wcu_limit;
-  o.low_cardinality_top_share = c.low_cardinality_top_share;
-  o.low_cardinality_min_partitions = c.low_cardinality_min_partitions;
-  return o;
-}
-
-query::HttpServerOptions HttpOptionsFrom(const config::HttpConfig& c, const std::string& host, uint16_t port,
-                                         std::vector<std::string> tokens) {
-  query::HttpServerOptions o;
-  o.address = host;
-  o.port = port;
-  o.threads = c.threads;
-  o.read_helpers = c.read_helpers;
-  o.busy_poll = std::chrono::microseconds(c.busy_poll_us);
-  o.max_body_bytes = c.max_body_bytes;
-  o.max_header_bytes = c.max_header_bytes;
-  o.max_limit = c.max_limit;
-  o.max_page_bytes = c.max_page_bytes;
-  o.max_connections = c.max_connections;
-  o.request_timeout = std::chrono::milliseconds(c.request_timeout_ms);
-  o.header_timeout = std::chrono::milliseconds(c.header_timeout_ms);
-  o.bearer_tokens = std::move(tokens);
-  o.table_name = c.table_name;
-  return o;
-}
 
 // /readyz: ready while the store takes writes and the broker has acknowledged our subscriptions.
 bool Readiness(const ingest::IngestState& st, std::string* detail) {
@@ -176,14 +121,6 @@ int ExitCodeFor(const Status& s) {
   }
 }
 
-storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& c) {
-  storage::StoreOptions o;
-  o.path = c.data_dir;
-  o.sync = c.sync;
-  o.retention = c.retention_seconds;
-  o.block_cache_bytes = c.block_cache_mb << 20;
-  return o;
-}
 
 int RunService(const config::Config& config, const std::string& config_path) {
   Log log(ParseLogLevel(config.log.level));
@@ -217,17 +154,14 @@ int RunService(const config::Config& config, const std::string& config_path) {
   });
   std::unique_ptr<ingest::MqttIngest> ingest;
 
-  std::string http_host, http_port;
-  if (!SplitHostPort(config.http.listen, &http_host, &http_port)) {
+  HostPort listen;
+  if (!ParseHostPort(config.http.listen, &listen).ok()) {
     log.Write(LogLevel::kError, "config: http.listen: expected host:port, got " + config.http.listen);
     return kExitConfig;
   }
-  query::HttpServerOptions http_options =
-      HttpOptionsFrom(config.http, http_host, static_cast<uint16_t>(std::stoi(http_port)), tokens);
-
-  query::HttpHooks http_hooks;
-  http_hooks.metrics = [&exporter] { return exporter.Serialize(); };
-  http_hooks.ready = [&ingest, &store](std::string* detail) {
+  query::RouterHooks router_hooks;
+  router_hooks.metrics = [&exporter] { return exporter.Serialize(); };
+  router_hooks.ready = [&ingest, &store](std::string* detail) {
     if (!ingest) {
       *detail = "starting";
       return false;
@@ -238,22 +172,30 @@ int RunService(const config::Config& config, const std::string& config_path) {
     }
     return Readiness(ingest->State(), detail);
   };
-  http_hooks.on_request = [&exporter](std::string_view endpoint, double seconds) {
-    exporter.query_seconds(endpoint).Observe(seconds);
-  };
-  http_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
+  router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
   };
-  http_hooks.on_connection_shed = [&exporter] { exporter.http_connections_shed().Increment(); };
-  http_hooks.on_connection_refused = [&exporter] { exporter.http_connections_refused().Increment(); };
-  std::unique_ptr<query::HttpServer> http;
-  if (Status s = query::HttpServer::Start(http_options, store.get(), http_hooks, &http); !s.ok()) {
+  std::unique_ptr<query::Router> router;  // before `server`, which serves it until destroyed
+  if (Status s = query::Router::Make(RouterOptionsFrom(config.http, tokens), store.get(), router_hooks, &router);
+      !s.ok()) {
+    log.Write(LogLevel::kError, "http: " + s.ToString());
+    return kExitConfig;
+  }
+  http::ServerHooks server_hooks;
+  server_hooks.on_request = [&exporter](std::string_view endpoint, double seconds) {
+    exporter.query_seconds(endpoint).Observe(seconds);
+  };
+  server_hooks.on_connection_shed = [&exporter] { exporter.http_connections_shed().Increment(); };
+  server_hooks.on_connection_refused = [&exporter] { exporter.http_connections_refused().Increment(); };
+  std::unique_ptr<http::Server> server;
+  if (Status s = http::Server::Start(ServerOptionsFrom(config.http, listen), router.get(), server_hooks, &server);
+      !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
     return s.IsInvalidArgument() ? kExitConfig : kExitUnavailable;
   }
-  http_port = std::to_string(http->port());
-  log.Write(LogLevel::kInfo, "http: listening on " + http_host + ":" + http_port);
-  http_host = LoopbackFor(http_host);  // from here on: where the watchdog probe connects
+  const std::string http_port = std::to_string(server->port());
+  log.Write(LogLevel::kInfo, "http: listening on " + listen.host + ":" + http_port);
+  const std::string http_host = LoopbackFor(listen.host);  // where the watchdog probe connects
 
   ingest::IngestHooks ingest_hooks;
   ingest_hooks.log = [&log](LogLevel level, std::string_view msg) { log.Write(level, msg); };
@@ -306,7 +248,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
 
   sd_notify(0, "STOPPING=1\nSTATUS=stopping: finishing in-flight writes");
   ingest->Stop(std::chrono::seconds(10));
-  http->Stop();
+  server->Stop();
   ingest::IngestState st = ingest->State();
   store.reset();
   log.Write(LogLevel::kInfo, "stopped; " + std::to_string(st.readings_written) + " readings written this run");

@@ -4,8 +4,8 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "config/config.h"
-#include "storage/status.h"
 #include "storage/store.h"
 
 namespace readingsd::daemon {
@@ -23,8 +23,6 @@ inline constexpr int kExitConfig = 78;   // invalid configuration
 // The exit code for a store that cannot be opened (or checked): 75 locked, 65 damaged or
 // foreign, 74 any other I/O error.
 int ExitCodeFor(const Status& s);
-// The store's options as [storage] sets them: what RunService opens.
-storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& config);
 
 // `config_path` ("" = none) is re-read on SIGHUP.
 int RunService(const config::Config& config, const std::string& config_path);

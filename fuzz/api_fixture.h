@@ -1,7 +1,7 @@
 // The HTTP handler fuzzers' world: one real Store in a fresh temporary directory, opened once
 // per process and filled with a few readings (every attribute type; "big-1" has items large
 // enough that the page-size cap is reached, "long-1" enough items that a page is read in two
-// parts), a read helper (query/read_helpers.h) as HttpServer has, and an ApiContext over them.
+// parts), a read helper (query/read_helpers.h) as the Router has, and an ApiContext over them.
 // The directory is removed when the process exits normally (libFuzzer's -max_total_time,
 // -runs); a crashing run leaves /tmp/readingsd-fuzz-XXXXXX behind.
 #pragma once
@@ -16,7 +16,7 @@
 
 #include "fuzz/fuzz_util.h"
 #include "query/http_api.h"
-#include "query/http_server.h"
+#include "query/router.h"
 #include "query/read_helpers.h"
 #include "storage/reading.h"
 #include "storage/store.h"
@@ -33,7 +33,7 @@ class ApiFixture {
   query::ApiContext Context() const {
     return query::ApiContext{options_, *store_, hooks_, started_, "fuzz-request-id", helpers_.get()};
   }
-  const query::HttpServerOptions& options() const { return options_; }
+  const query::RouterOptions& options() const { return options_; }
 
   ApiFixture(const ApiFixture&) = delete;
   ApiFixture& operator=(const ApiFixture&) = delete;
@@ -82,8 +82,8 @@ class ApiFixture {
     if (!store_->Write(readings).ok()) Die("Store::Write");
 
     options_.table_name = "readings";
-    options_.max_limit = 300;
-    options_.max_page_bytes = 32u << 10;
+    options_.limits.max_limit = 300;
+    options_.limits.max_page_bytes = 32u << 10;
     // Two cores as far as the helper knows, whatever this machine has, so it is offered parts.
     helpers_ = std::make_unique<query::ReadHelpers>(1, /*cores=*/2);
     hooks_.metrics = [] { return std::string("# fuzz\n"); };
@@ -94,7 +94,7 @@ class ApiFixture {
     // A page never reads more than max_limit items, whatever Limit / n asked for.
     hooks_.on_partition_read = [this](std::string_view device_id, std::size_t items, std::size_t) {
       FUZZ_CHECK(!device_id.empty());
-      FUZZ_CHECK(items <= options_.max_limit);
+      FUZZ_CHECK(items <= options_.limits.max_limit);
     };
     started_ = std::chrono::system_clock::time_point(std::chrono::seconds(1782201600));
   }
@@ -114,8 +114,8 @@ class ApiFixture {
   std::string dir_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<query::ReadHelpers> helpers_;
-  query::HttpServerOptions options_;
-  query::HttpHooks hooks_;
+  query::RouterOptions options_;
+  query::RouterHooks hooks_;
   std::chrono::system_clock::time_point started_;
 };
 

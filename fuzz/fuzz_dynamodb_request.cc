@@ -1,6 +1,6 @@
 // The DynamoDB-compatible endpoint (HandleDynamoDbRequest) with a fuzzed request body, against a
 // real Store (fuzz/api_fixture.h). The request parser is internal to dynamodb_api.cc, so the
-// whole handler is driven, as HttpServer drives it for POST /.
+// whole handler is driven, as the Router drives it for POST /.
 //
 // Input layout: a first byte 0x01-0x05 picks the operation (GetItem, DescribeTable, ListTables,
 // PutItem, an unknown one) and the rest is the body; any other first byte means Query and the
@@ -25,7 +25,7 @@
 
 using namespace readingsd;
 using readingsd::fuzz::AsView;
-namespace http = readingsd::query::http;
+namespace http = readingsd::http;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   static const fuzz::ApiFixture& fixture = fuzz::ApiFixture::Get();
@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     body.remove_prefix(1);
   }
 
-  query::HttpRequest request{http::verb::post, "/", 11};
+  http::Request request{http::verb::post, "/", 11};
   request.set("X-Amz-Target", "DynamoDB_20120810." + std::string(operation));
   request.set(http::field::content_type, "application/x-amz-json-1.0");
   request.body() = std::string(body);
@@ -45,15 +45,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
 
   const query::ApiContext context = fixture.Context();
   std::string_view endpoint;
-  const query::HttpResponse response = query::HandleDynamoDbRequest(context, request, &endpoint);
+  const http::Response response = query::HandleDynamoDbRequest(context, request, &endpoint);
 
   FUZZ_CHECK(!endpoint.empty());
   const unsigned status = response.result_int();
   FUZZ_CHECK(status == 200 || status == 400);
-  FUZZ_CHECK(query::ToStd(response["x-amzn-RequestId"]) == context.request_id);
+  FUZZ_CHECK(http::ToStd(response["x-amzn-RequestId"]) == context.request_id);
   boost::crc_32_type crc;
   crc.process_bytes(response.body().data(), response.body().size());
-  FUZZ_CHECK(query::ToStd(response["x-amz-crc32"]) == std::to_string(crc.checksum()));
+  FUZZ_CHECK(http::ToStd(response["x-amz-crc32"]) == std::to_string(crc.checksum()));
 
   const query::Json json = query::Json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
   FUZZ_CHECK(!json.is_discarded() && json.is_object());
@@ -63,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     const std::string type = json["__type"].get<std::string>();
     constexpr std::string_view kPrefix = "com.amazonaws.dynamodb.v20120810#";
     FUZZ_CHECK(type.starts_with(kPrefix));
-    FUZZ_CHECK(query::ToStd(response["x-amzn-ErrorType"]) == type.substr(kPrefix.size()));
+    FUZZ_CHECK(http::ToStd(response["x-amzn-ErrorType"]) == type.substr(kPrefix.size()));
     return 0;
   }
   FUZZ_CHECK(operation != "PutItem" && operation != "Scan");
@@ -72,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FUZZ_CHECK(json.contains("ScannedCount") && json["ScannedCount"].is_number_unsigned());
     const auto count = json["Count"].get<std::size_t>();
     const auto scanned = json["ScannedCount"].get<std::size_t>();
-    FUZZ_CHECK(count <= scanned && scanned <= fixture.options().max_limit);
+    FUZZ_CHECK(count <= scanned && scanned <= fixture.options().limits.max_limit);
     if (json.contains("Items")) {
       FUZZ_CHECK(json["Items"].is_array() && json["Items"].size() == count);
     }

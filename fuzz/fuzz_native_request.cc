@@ -2,7 +2,7 @@
 // string, e.g. /v1/devices/sensor-1/readings?from=2026-06-23T00:00:00Z&filter=temperature%3E20 —
 // against a real Store (fuzz/api_fixture.h). Its parsers (percent-decoding, routing, query
 // parameters, cursors, bounds, filters) are internal to native_api.cc, so the handler is driven
-// as HttpServer drives it.
+// as the Router drives it.
 //
 // Input layout: the whole input is the target of a GET, except that a first byte 0x01 makes it
 // a POST (the 405 path).
@@ -22,7 +22,7 @@
 
 using namespace readingsd;
 using readingsd::fuzz::AsView;
-namespace http = readingsd::query::http;
+namespace http = readingsd::http;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   static const fuzz::ApiFixture& fixture = fuzz::ApiFixture::Get();
@@ -33,15 +33,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     target.remove_prefix(1);
   }
 
-  query::HttpRequest request{method, boost::beast::string_view(target.data(), target.size()), 11};
+  http::Request request{method, boost::beast::string_view(target.data(), target.size()), 11};
   const query::ApiContext context = fixture.Context();
   std::string_view endpoint;
-  const query::HttpResponse response = query::HandleNativeRequest(context, request, &endpoint);
+  const http::Response response = query::HandleNativeRequest(context, request, &endpoint);
 
   FUZZ_CHECK(!endpoint.empty());
   const unsigned status = response.result_int();
   FUZZ_CHECK(status == 200 || status == 400 || status == 404 || status == 405);
-  if (query::ToStd(response[http::field::content_type]) != "application/json") {
+  if (http::ToStd(response[http::field::content_type]) != "application/json") {
     FUZZ_CHECK(status == 200);  // /healthz and /metrics are text
     return 0;
   }
@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FUZZ_CHECK(json["items"].is_array());
     const auto count = json["count"].get<std::size_t>();
     const auto scanned = json["scannedCount"].get<std::size_t>();
-    FUZZ_CHECK(json["items"].size() == count && count <= scanned && scanned <= fixture.options().max_limit);
+    FUZZ_CHECK(json["items"].size() == count && count <= scanned && scanned <= fixture.options().limits.max_limit);
     for (const query::Json& item : json["items"]) {  // attributes= never drops the key
       FUZZ_CHECK(item["deviceId"].is_string() && item["readingTs"].is_string());
     }

@@ -21,8 +21,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/log_level.h"
+#include "base/status.h"
 #include "ingest/payload.h"
-#include "storage/status.h"
 #include "storage/store.h"
 
 namespace readingsd::ingest {
@@ -48,8 +49,6 @@ struct MqttOptions {
   // scenarios that way too, to show that it would catch exactly that.
   bool ack_after_write = true;
 };
-
-enum class LogLevel { kError = 3, kWarning = 4, kInfo = 6, kDebug = 7 };  // syslog numbers
 
 // Everything the ingest path reports; each hook may be empty. Called from the ingest thread.
 struct IngestHooks {

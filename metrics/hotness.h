@@ -66,6 +66,8 @@ struct HotnessOptions {
   double low_cardinality_top_share = 0.5;
   int low_cardinality_min_partitions = 10;
   std::uint64_t low_cardinality_min_writes = 100;
+
+  bool operator==(const HotnessOptions&) const = default;
 };
 
 // One partition in a top-K table. For writes "items" are writes, for reads the items returned.

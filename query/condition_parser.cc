@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include "base/text.h"
 #include "query/expression_lexer.h"
 #include "query/reserved_words.h"
 
@@ -22,12 +23,6 @@ constexpr int kMaxNesting = 64;
 // DynamoDB's limit on any expression. It also bounds AND / OR chains, which the parser builds
 // iteratively but Matches and the tree's destructor walk recursively.
 constexpr std::size_t kMaxExpressionBytes = 4096;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return std::ranges::equal(a, b, [](unsigned char x, unsigned char y) {
-    return std::tolower(x) == std::tolower(y);
-  });
-}
 
 std::string_view OperatorText(CompareOp op) {
   switch (op) {

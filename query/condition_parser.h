@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "query/expression.h"
 #include "query/filter.h"
-#include "storage/status.h"
 
 namespace readingsd::query::internal {
 

@@ -27,8 +27,8 @@ constexpr std::string_view kErrorTypePrefix = "com.amazonaws.dynamodb.v20120810#
 constexpr std::string_view kReadOnly =
     " is not supported: the table is read-only over HTTP (readings arrive over MQTT)";
 
-HttpResponse DynamoDbResponse(const ApiContext& context, http::status status, const Json& body) {
-  HttpResponse res{status, 11};
+http::Response DynamoDbResponse(const ApiContext& context, http::status status, const Json& body) {
+  http::Response res{status, 11};
   res.set(http::field::content_type, "application/x-amz-json-1.0");
   res.set("x-amzn-RequestId", context.request_id);
   res.body() = DumpJson(body);
@@ -38,13 +38,13 @@ HttpResponse DynamoDbResponse(const ApiContext& context, http::status status, co
   return res;
 }
 
-HttpResponse Ok(const ApiContext& context, const Json& body) {
+http::Response Ok(const ApiContext& context, const Json& body) {
   return DynamoDbResponse(context, http::status::ok, body);
 }
 
 // InvalidArgument is the caller's ValidationException and NotFound the table it named; anything
 // else is the store failing.
-HttpResponse ErrorFromStatus(const ApiContext& context, const Status& s) {
+http::Response ErrorFromStatus(const ApiContext& context, const Status& s) {
   if (s.IsInvalidArgument())
     return DynamoDbError(context, http::status::bad_request, "ValidationException", s.message());
   if (s.IsNotFound()) {
@@ -316,10 +316,10 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
         "1 validation error detected: Value '" + std::to_string(*limit) +
         "' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
   }
-  const std::size_t max_limit = context.options.max_limit;
+  const std::size_t max_limit = context.options.limits.max_limit;
   query->request.limit = limit ? std::min(static_cast<std::size_t>(*limit), max_limit) : max_limit;
   query->request.scan_forward = forward.value_or(true);
-  query->request.max_page_bytes = context.options.max_page_bytes;
+  query->request.max_page_bytes = context.options.limits.max_page_bytes;
   query->request.helpers = context.read_helpers;
   if (start) {
     std::string start_device;
@@ -335,7 +335,7 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
   return Status::OK();
 }
 
-HttpResponse QueryOp(const ApiContext& context, const Json& body) {
+http::Response QueryOp(const ApiContext& context, const Json& body) {
   ParsedQuery query;
   if (Status s = ParseQuery(context, body, &query); !s.ok()) return ErrorFromStatus(context, s);
   QueryResult result;
@@ -390,7 +390,7 @@ Status ParseGetItem(const ApiContext& context, const Json& body, std::string* de
   return CheckPlaceholdersUsed(expressions.context, {projection_text.value_or("")});
 }
 
-HttpResponse GetItemOp(const ApiContext& context, const Json& body) {
+http::Response GetItemOp(const ApiContext& context, const Json& body) {
   std::string device_id, sort_key;
   std::optional<std::vector<std::string>> projection;
   if (Status s = ParseGetItem(context, body, &device_id, &sort_key, &projection); !s.ok())
@@ -417,7 +417,7 @@ Json KeyAttribute(std::string_view name, std::string_view field, std::string_vie
   return attribute;
 }
 
-HttpResponse DescribeTableOp(const ApiContext& context, const Json& body) {
+http::Response DescribeTableOp(const ApiContext& context, const Json& body) {
   std::optional<std::string> table;
   for (Status s : {CheckMembers(body, "DescribeTable", {"TableName"}), Get(body, "TableName", &table)}) {
     if (!s.ok()) return ErrorFromStatus(context, s);
@@ -452,7 +452,7 @@ HttpResponse DescribeTableOp(const ApiContext& context, const Json& body) {
   return Ok(context, response);
 }
 
-HttpResponse ListTablesOp(const ApiContext& context, const Json& body) {
+http::Response ListTablesOp(const ApiContext& context, const Json& body) {
   std::optional<std::string> start;
   std::optional<int64_t> limit;
   for (Status s : {CheckMembers(body, "ListTables", {"ExclusiveStartTableName", "Limit"}),
@@ -472,7 +472,7 @@ HttpResponse ListTablesOp(const ApiContext& context, const Json& body) {
 struct Operation {
   std::string_view name;
   std::string_view endpoint;  // the on_request label
-  HttpResponse (*handler)(const ApiContext&, const Json&);
+  http::Response (*handler)(const ApiContext&, const Json&);
 };
 
 constexpr Operation kOperations[] = {
@@ -488,26 +488,26 @@ constexpr std::string_view kWriteOperations[] = {"PutItem",        "UpdateItem",
 
 }  // namespace
 
-HttpResponse DynamoDbError(const ApiContext& context, http::status status, std::string_view type,
+http::Response DynamoDbError(const ApiContext& context, http::status status, std::string_view type,
                            std::string_view message) {
   Json body = Json::object();
   body["__type"] = std::string(kErrorTypePrefix) + std::string(type);
   body["message"] = message;
-  HttpResponse res = DynamoDbResponse(context, status, body);
+  http::Response res = DynamoDbResponse(context, status, body);
   res.set("x-amzn-ErrorType", std::string(type));
   return res;
 }
 
-HttpResponse HandleDynamoDbRequest(const ApiContext& context, const HttpRequest& request,
+http::Response HandleDynamoDbRequest(const ApiContext& context, const http::Request& request,
                                    std::string_view* endpoint) {
   *endpoint = "dynamodb.other";
   if (request.method() != http::verb::post) {
-    HttpResponse res = DynamoDbError(context, http::status::method_not_allowed, "UnknownOperationException",
+    http::Response res = DynamoDbError(context, http::status::method_not_allowed, "UnknownOperationException",
                                      "the DynamoDB endpoint takes POST requests");
     res.set(http::field::allow, "POST");
     return res;
   }
-  const std::string_view target = ToStd(request["X-Amz-Target"]);
+  const std::string_view target = http::ToStd(request["X-Amz-Target"]);
   if (!target.starts_with(kTargetPrefix)) {
     return DynamoDbError(context, http::status::bad_request, "UnknownOperationException",
                          "expected an X-Amz-Target header of the form DynamoDB_20120810.<Operation>");

@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "query/filter.h"
 #include "query/query.h"
 #include "storage/reading.h"
-#include "storage/status.h"
 
 namespace readingsd::query {
 

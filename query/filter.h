@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "storage/reading.h"
-#include "storage/status.h"
 
 namespace readingsd::query {
 

@@ -4,10 +4,8 @@
 #include <array>
 #include <cassert>
 #include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstring>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -76,15 +74,15 @@ Status Named(std::string_view param, const Status& s) {
   return Status::InvalidArgument(std::string(param) + ": " + s.message());
 }
 
-HttpResponse JsonResponse(http::status status, std::string body) {
-  HttpResponse res{status, 11};
+http::Response JsonResponse(http::status status, std::string body) {
+  http::Response res{status, 11};
   res.set(http::field::content_type, "application/json");
   res.body() = std::move(body);
   return res;
 }
 
-HttpResponse TextResponse(std::string_view content_type, std::string body) {
-  HttpResponse res{http::status::ok, 11};
+http::Response TextResponse(std::string_view content_type, std::string body) {
+  http::Response res{http::status::ok, 11};
   res.set(http::field::content_type, std::string(content_type));
   res.body() = std::move(body);
   return res;
@@ -92,7 +90,7 @@ HttpResponse TextResponse(std::string_view content_type, std::string body) {
 
 // InvalidArgument is the client's mistake, NotFound an absent item; anything else is the
 // store failing, the only cause of a 500.
-HttpResponse ErrorFromStatus(const Status& s) {
+http::Response ErrorFromStatus(const Status& s) {
   if (s.IsInvalidArgument()) return NativeError(http::status::bad_request, "InvalidParameter", s.message());
   if (s.IsNotFound()) return NativeError(http::status::not_found, "NotFound", s.message());
   return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
@@ -311,40 +309,6 @@ Status DecodeCursor(std::string_view device_id, std::string_view cursor, std::st
   return Status::OK();
 }
 
-// The sort key one nanosecond after (step +1) or before (step -1) a normalised `key`; false
-// when that falls outside years 0000-9999.
-bool AdjacentSortKey(std::string_view key, int step, std::string* out) {
-  auto field = [key](std::size_t pos, std::size_t len) {
-    long long v = 0;
-    std::from_chars(key.data() + pos, key.data() + pos + len, v);
-    return v;
-  };
-  using namespace std::chrono;
-  const sys_days day{year(static_cast<int>(field(0, 4))) / month(static_cast<unsigned>(field(5, 2))) /
-                     static_cast<unsigned>(field(8, 2))};
-  long long secs =
-      day.time_since_epoch().count() * 86400 + field(11, 2) * 3600 + field(14, 2) * 60 + field(17, 2);
-  long long nanos = field(20, 9) + step;
-  if (nanos < 0) {
-    nanos += 1'000'000'000;
-    --secs;
-  } else if (nanos == 1'000'000'000) {
-    nanos = 0;
-    ++secs;
-  }
-  const long long days_since_epoch = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
-  const long long in_day = secs - days_since_epoch * 86400;
-  const year_month_day ymd{sys_days{days{days_since_epoch}}};
-  const int y = static_cast<int>(ymd.year());
-  if (y < 0 || y > 9999) return false;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02lld:%02lld:%02lld.%09lldZ", y,
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), in_day / 3600,
-                in_day / 60 % 60, in_day % 60, nanos);
-  *out = buf;
-  return true;
-}
-
 struct Bound {
   std::string param;
   std::string sort_key;  // normalised
@@ -394,7 +358,7 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
   // key is a whole nanosecond, so an exclusive bound is exactly the inclusive bound one
   // nanosecond inside it; then any combination is >=, <= or BETWEEN.
   for (auto [bound, step] : {std::pair{&lower, 1}, std::pair{&upper, -1}}) {
-    if (*bound && (*bound)->exclusive && !AdjacentSortKey((*bound)->sort_key, step, &(*bound)->sort_key)) {
+    if (*bound && (*bound)->exclusive && !storage::AdjacentSortKey((*bound)->sort_key, step, &(*bound)->sort_key)) {
       *empty = true;  // after the last possible key, or before the first
     }
   }
@@ -413,7 +377,7 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
 Status ParseReadingsQuery(const ApiContext& context, const std::string& device_id, const Params& params,
                           QueryRequest* request, std::unique_ptr<FilterExpr>* filter, bool* empty) {
   if (Status s = NativeKeyCondition(device_id, params, &request->key, empty); !s.ok()) return s;
-  if (Status s = CountParam(params, "limit", kDefaultLimit, context.options.max_limit, &request->limit);
+  if (Status s = CountParam(params, "limit", kDefaultLimit, context.options.limits.max_limit, &request->limit);
       !s.ok()) {
     return s;
   }
@@ -430,7 +394,7 @@ Status ParseReadingsQuery(const ApiContext& context, const std::string& device_i
     if (Status s = ParseNativeFilter(*text, filter); !s.ok()) return s;  // its message names "filter"
     request->filter = filter->get();
   }
-  request->max_page_bytes = context.options.max_page_bytes;
+  request->max_page_bytes = context.options.limits.max_page_bytes;
   request->helpers = context.read_helpers;
   return Status::OK();
 }
@@ -608,7 +572,7 @@ class PageWriter final : public ItemSink {
   std::vector<std::size_t> item_ends_;  // of a part's items in body_
 };
 
-HttpResponse RunQuery(const ApiContext& context, const QueryRequest& request, const Projection& projection,
+http::Response RunQuery(const ApiContext& context, const QueryRequest& request, const Projection& projection,
                       bool empty_range) {
   QueryResult result;
   PageWriter page(request.key.device_id, std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000),
@@ -620,7 +584,7 @@ HttpResponse RunQuery(const ApiContext& context, const QueryRequest& request, co
   return JsonResponse(http::status::ok, std::move(page).Finish(result));
 }
 
-HttpResponse Readings(const ApiContext& context, const Match& match, const Params& params) {
+http::Response Readings(const ApiContext& context, const Match& match, const Params& params) {
   QueryRequest request;
   std::unique_ptr<FilterExpr> filter;
   bool empty = false;
@@ -632,10 +596,10 @@ HttpResponse Readings(const ApiContext& context, const Match& match, const Param
   return RunQuery(context, request, projection, empty);
 }
 
-HttpResponse Latest(const ApiContext& context, const Match& match, const Params& params) {
+http::Response Latest(const ApiContext& context, const Match& match, const Params& params) {
   QueryRequest request;
   Projection projection;
-  if (Status s = CountParam(params, "n", kDefaultLatest, context.options.max_limit, &request.limit);
+  if (Status s = CountParam(params, "n", kDefaultLatest, context.options.limits.max_limit, &request.limit);
       !s.ok()) {
     return ErrorFromStatus(s);
   }
@@ -644,12 +608,12 @@ HttpResponse Latest(const ApiContext& context, const Match& match, const Params&
     return ErrorFromStatus(Named("deviceId", s));
   }
   request.scan_forward = false;
-  request.max_page_bytes = context.options.max_page_bytes;
+  request.max_page_bytes = context.options.limits.max_page_bytes;
   request.helpers = context.read_helpers;
   return RunQuery(context, request, projection, false);
 }
 
-HttpResponse Item(const ApiContext& context, const Match& match, const Params& params) {
+http::Response Item(const ApiContext& context, const Match& match, const Params& params) {
   Projection projection;
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
   std::string sort_key;
@@ -672,7 +636,7 @@ HttpResponse Item(const ApiContext& context, const Match& match, const Params& p
   return JsonResponse(http::status::ok, std::move(body));
 }
 
-HttpResponse Ready(const ApiContext& context) {
+http::Response Ready(const ApiContext& context) {
   std::string detail;
   const bool ready = !context.hooks.ready || context.hooks.ready(&detail);
   Json body = Json::object();
@@ -681,7 +645,7 @@ HttpResponse Ready(const ApiContext& context) {
   return JsonResponse(ready ? http::status::ok : http::status::service_unavailable, DumpJson(body));
 }
 
-HttpResponse Metrics(const ApiContext& context) {
+http::Response Metrics(const ApiContext& context) {
   if (!context.hooks.metrics) {
     return NativeError(http::status::not_found, "NotFound", "no metrics exporter is configured");
   }
@@ -690,17 +654,17 @@ HttpResponse Metrics(const ApiContext& context) {
 
 }  // namespace
 
-HttpResponse NativeError(http::status status, std::string_view code, std::string_view message) {
+http::Response NativeError(http::status status, std::string_view code, std::string_view message) {
   Json body = Json::object();
   body["error"]["code"] = code;
   body["error"]["message"] = message;
   return JsonResponse(status, DumpJson(body));
 }
 
-HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& request,
+http::Response HandleNativeRequest(const ApiContext& context, const http::Request& request,
                                  std::string_view* endpoint) {
   *endpoint = "other";
-  const std::string_view target = ToStd(request.target());
+  const std::string_view target = http::ToStd(request.target());
   const auto question = target.find('?');
   const std::string_view path = target.substr(0, question);
   const std::string_view query =
@@ -713,9 +677,9 @@ HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& r
                : ErrorFromStatus(s);
   }
   if (request.method() != http::verb::get) {
-    HttpResponse res = NativeError(
+    http::Response res = NativeError(
         http::status::method_not_allowed, "MethodNotAllowed",
-        "method " + std::string(ToStd(request.method_string())) + " is not allowed here; use GET");
+        "method " + std::string(http::ToStd(request.method_string())) + " is not allowed here; use GET");
     res.set(http::field::allow, "GET");
     return res;
   }

@@ -1,4 +1,4 @@
-// The native JSON API (internal to readingsd_query; HttpServer routes to it).
+// The native JSON API (internal to readingsd_query; the Router routes to it).
 //
 //   GET /v1/devices/{id}/readings   from, to (inclusive), after, before (exclusive), begins_with,
 //                                   limit, order=asc|desc, cursor, filter
@@ -18,11 +18,11 @@
 
 namespace readingsd::query {
 
-// `endpoint` is set to the name reported to HttpHooks::on_request.
-HttpResponse HandleNativeRequest(const ApiContext& context, const HttpRequest& request,
+// `endpoint` is set to the name reported to http::ServerHooks::on_request.
+http::Response HandleNativeRequest(const ApiContext& context, const http::Request& request,
                                  std::string_view* endpoint);
 
 // The native error response; the server uses it too (401, 413, 431, malformed HTTP).
-HttpResponse NativeError(http::status status, std::string_view code, std::string_view message);
+http::Response NativeError(http::status status, std::string_view code, std::string_view message);
 
 }  // namespace readingsd::query

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "query/filter.h"
 #include "query/read_helpers.h"
 #include "storage/reading.h"
-#include "storage/status.h"
 #include "storage/store.h"
 
 namespace readingsd::query {
@@ -36,6 +36,14 @@ Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_vi
                         std::string_view b, KeyCondition* condition);
 
 inline constexpr std::size_t kMaxPageBytes = 1u << 20;  // DynamoDB's 1 MB page
+
+// What one request may read at most, whatever it asks for.
+struct ReadLimits {
+  std::size_t max_limit = 10000;                // largest page (native limit / n, DynamoDB Limit)
+  std::size_t max_page_bytes = kMaxPageBytes;  // a page also ends after this many bytes read
+
+  bool operator==(const ReadLimits&) const = default;
+};
 
 struct QueryRequest {
   KeyCondition key;

@@ -55,6 +55,22 @@ void WriteSortKey(date::sys_seconds utc, std::string_view fraction, std::string*
   std::fill(out + 20 + fraction.size(), out + 29, '0');
 }
 
+// The whole seconds of a sort key as NormalizeTimestamp writes it (the fraction aside).
+date::sys_seconds WholeSeconds(std::string_view sort_key) {
+  const date::year_month_day ymd{date::year{Digits(sort_key, 0, 4)},
+                                 date::month(static_cast<unsigned>(Digits(sort_key, 5, 2))),
+                                 date::day(static_cast<unsigned>(Digits(sort_key, 8, 2)))};
+  return date::sys_days{ymd} + std::chrono::hours(Digits(sort_key, 11, 2)) +
+         std::chrono::minutes(Digits(sort_key, 14, 2)) + std::chrono::seconds(Digits(sort_key, 17, 2));
+}
+
+// `utc` and a fraction of `nanos` nanoseconds (0..999999999), all nine digits written.
+void WriteSortKeyNanos(date::sys_seconds utc, int nanos, std::string* sort_key) {
+  char fraction[9];
+  PutDigits(fraction, 9, nanos);
+  WriteSortKey(utc, {fraction, 9}, sort_key);
+}
+
 bool MatchesShape(std::string_view text, std::string_view shape) {
   if (text.size() > shape.size()) return false;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -155,13 +171,7 @@ Status NormalizeTimestamp(std::string_view text, std::string* sort_key) {
 }
 
 double SortKeySeconds(std::string_view sort_key) {
-  const date::year_month_day ymd{date::year{Digits(sort_key, 0, 4)},
-                                 date::month(static_cast<unsigned>(Digits(sort_key, 5, 2))),
-                                 date::day(static_cast<unsigned>(Digits(sort_key, 8, 2)))};
-  const date::sys_seconds whole = date::sys_days{ymd} + std::chrono::hours(Digits(sort_key, 11, 2)) +
-                                  std::chrono::minutes(Digits(sort_key, 14, 2)) +
-                                  std::chrono::seconds(Digits(sort_key, 17, 2));
-  return static_cast<double>(whole.time_since_epoch().count()) + Digits(sort_key, 20, 9) * 1e-9;
+  return static_cast<double>(WholeSeconds(sort_key).time_since_epoch().count()) + Digits(sort_key, 20, 9) * 1e-9;
 }
 
 std::string SortKeyAtSeconds(double seconds) {
@@ -170,11 +180,40 @@ std::string SortKeyAtSeconds(double seconds) {
   seconds = std::clamp(seconds, first, last);
   const double whole = std::floor(seconds);
   const int nanos = std::min(static_cast<int>((seconds - whole) * 1e9), 999'999'999);
-  char fraction[9];
-  PutDigits(fraction, 9, nanos);
   std::string sort_key;
-  WriteSortKey(date::sys_seconds{std::chrono::seconds(static_cast<int64_t>(whole))}, {fraction, 9}, &sort_key);
+  WriteSortKeyNanos(date::sys_seconds{std::chrono::seconds(static_cast<int64_t>(whole))}, nanos, &sort_key);
   return sort_key;
+}
+
+std::string SortKeyAt(std::chrono::system_clock::time_point t) {
+  // Whole seconds and nanoseconds apart: going back from seconds to nanoseconds would overflow
+  // at the ends of system_clock's range.
+  const int64_t since_epoch = std::chrono::nanoseconds(t.time_since_epoch()).count();
+  int64_t seconds = since_epoch / 1'000'000'000;
+  int64_t nanos = since_epoch % 1'000'000'000;
+  if (nanos < 0) {
+    nanos += 1'000'000'000;
+    --seconds;
+  }
+  std::string sort_key;
+  WriteSortKeyNanos(date::sys_seconds{std::chrono::seconds(seconds)}, static_cast<int>(nanos), &sort_key);
+  return sort_key;
+}
+
+bool AdjacentSortKey(std::string_view sort_key, int step, std::string* out) {
+  // Both read before `out` is written: it may be the string `sort_key` views.
+  date::sys_seconds whole = WholeSeconds(sort_key);
+  int nanos = Digits(sort_key, 20, 9) + step;
+  if (nanos < 0) {
+    nanos += 1'000'000'000;
+    whole -= std::chrono::seconds(1);
+  } else if (nanos >= 1'000'000'000) {
+    nanos -= 1'000'000'000;
+    whole += std::chrono::seconds(1);
+  }
+  if (whole < kFirstSortKeySecond || whole > kLastSortKeySecond) return false;
+  WriteSortKeyNanos(whole, nanos, out);
+  return true;
 }
 
 Status ValidateSortKeyPrefix(std::string_view prefix) {

@@ -13,11 +13,12 @@
 // Non-reading keys (store metadata) start with "META#" and so never fall inside a partition.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace readingsd::storage {
 
@@ -43,6 +44,15 @@ Status NormalizeTimestamp(std::string_view iso8601, std::string* sort_key);
 // for keys that are stored.
 double SortKeySeconds(std::string_view sort_key);  // `sort_key` as NormalizeTimestamp writes it
 std::string SortKeyAtSeconds(double seconds);
+
+// The sort key of instant `t`, to the nanosecond: the retention cutoff. Every system_clock
+// instant (int64 nanoseconds, years 1677-2262) is one a sort key can hold.
+std::string SortKeyAt(std::chrono::system_clock::time_point t);
+
+// The sort key one nanosecond after (step +1) or before (step -1) a normalised `sort_key`: an
+// exclusive bound made inclusive. False when that falls outside years 0000-9999. `out` may be
+// the string `sort_key` views.
+bool AdjacentSortKey(std::string_view sort_key, int step, std::string* out);
 
 // OK when `prefix` can begin some sort key (for begins_with): "2026-06-23", "2026-06-23T08".
 Status ValidateSortKeyPrefix(std::string_view prefix);

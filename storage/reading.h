@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace readingsd::storage {
 

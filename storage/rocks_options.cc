@@ -1,6 +1,5 @@
 #include "storage/rocks_options.h"
 
-#include <date/date.h>
 #include <rocksdb/cache.h>
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/convenience.h>
@@ -102,10 +101,6 @@ class ResumeFromWrites : public rocksdb::EventListener {
     if (bg_error.severity() == rocksdb::Status::Severity::kHardError) *auto_recovery = false;
   }
 };
-
-std::string SortKeyAt(std::chrono::system_clock::time_point t) {
-  return date::format("%Y-%m-%dT%H:%M:%SZ", date::floor<std::chrono::nanoseconds>(t));
-}
 
 // Drops readings whose sort key is older than the retention cutoff while compaction rewrites
 // them anyway: retention costs no scan.

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string_view>
 
-#include "storage/status.h"
+#include "base/status.h"
 #include "storage/store.h"
 
 namespace readingsd::storage::internal {

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "storage/reading.h"
-#include "storage/status.h"
 
 namespace readingsd::storage {
 
@@ -24,6 +24,8 @@ struct StoreOptions {
   // Opens beside a running daemon (no lock, sees what was written up to the open): for backup
   // and offline inspection. Writes fail.
   bool read_only = false;
+
+  bool operator==(const StoreOptions&) const = default;
 };
 
 // Operational figures for the exporter, read from RocksDB properties.
@@ -64,6 +66,8 @@ class PartitionIterator {
   virtual Status status() const = 0;
 };
 
+// Thread-safe: any method from any thread at once (the ingest thread writes while the HTTP
+// threads read).
 class Store {
  public:
   // Opens the store at options.path, creating one in a missing or empty directory. Nothing in

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "storage/status.h"
+#include "base/status.h"
 #include "storage/store.h"
 
 namespace readingsd::storage::internal {

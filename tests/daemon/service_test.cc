@@ -23,6 +23,7 @@
 
 #include "config/config.h"
 #include "daemon/http_client.h"
+#include "daemon/options.h"
 #include "daemon/service.h"
 #include "storage/key.h"
 #include "tests/daemon/daemon_harness.h"

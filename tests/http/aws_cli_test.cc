@@ -234,14 +234,14 @@ TEST_F(AwsCliTest, BadExpressionIsAValidationException) {
 }
 
 TEST_F(AwsCliTest, WithBearerTokensTheAccessKeyIdIsTheToken) {
-  query::HttpServerOptions options;
-  options.port = 0;
-  options.bearer_tokens = {"reader-token"};
-  std::unique_ptr<query::HttpServer> guarded;
-  ASSERT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &guarded).ok());
-  CliResult allowed = Aws({"list-tables"}, "reader-token", guarded->port());
+  ServeOptions options;
+  options.server.port = 0;
+  options.api.bearer_tokens = {"reader-token"};
+  Served guarded;
+  ASSERT_TRUE(Serve(store_.get(), options, {}, &guarded).ok());
+  CliResult allowed = Aws({"list-tables"}, "reader-token", guarded.server->port());
   EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
-  CliResult denied = Aws({"list-tables"}, "someone-else", guarded->port());
+  CliResult denied = Aws({"list-tables"}, "someone-else", guarded.server->port());
   EXPECT_NE(denied.exit_code, 0);
   EXPECT_NE(denied.err.find("UnrecognizedClientException"), std::string::npos) << denied.err;
 }

@@ -241,7 +241,7 @@ TEST_F(DynamoDbApiTest, RequestsNestedTooDeepAreRefusedAndTheServerStaysUp) {
   };
   HttpConnection connection(port());
   for (const auto& [operation, body] : requests) {
-    ASSERT_LT(body.size(), query::HttpServerOptions{}.max_body_bytes);  // not the 413 path
+    ASSERT_LT(body.size(), http::ServerOptions{}.max_body_bytes);  // not the 413 path
     const std::string message = ErrorOf(Send(connection, operation, body), "ValidationException");
     EXPECT_NE(message.find("Nesting Levels have exceeded supported limits"), std::string::npos) << message;
     // The same connection is still served.

@@ -8,7 +8,6 @@
 #include <optional>
 #include <string>
 
-#include "query/http_server.h"
 #include "tests/http/http_test_util.h"
 
 namespace readingsd::test {

@@ -1,5 +1,6 @@
-// HttpServer itself: connections, limits, timeouts and authentication, over real loopback TCP.
-#include "query/http_server.h"
+// http::Server, served through the real Router: connections, limits, timeouts and authentication,
+// over real loopback TCP.
+#include "http/server.h"
 
 #include <gtest/gtest.h>
 
@@ -41,9 +42,9 @@ TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {
 }
 
 TEST_F(HttpServerTest, OversizedBodyIs413AndOversizedHeaderIs431) {
-  query::HttpServerOptions options;
-  options.max_body_bytes = 100;
-  options.max_header_bytes = 512;
+  ServeOptions options;
+  options.server.max_body_bytes = 100;
+  options.server.max_header_bytes = 512;
   StartServer(options);
 
   HttpResult body =
@@ -70,8 +71,8 @@ TEST_F(HttpServerTest, MalformedRequestIs400AndCloses) {
 }
 
 TEST_F(HttpServerTest, SlowLorisIsCutOffAtTheRequestTimeout) {
-  query::HttpServerOptions options;
-  options.request_timeout = 300ms;
+  ServeOptions options;
+  options.server.request_timeout = 300ms;
   StartServer(options);
   HttpConnection connection(port());
   const auto start = std::chrono::steady_clock::now();
@@ -93,8 +94,8 @@ TEST_F(HttpServerTest, SlowLorisIsCutOffAtTheRequestTimeout) {
 }
 
 TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosedAfterTheTimeout) {
-  query::HttpServerOptions options;
-  options.request_timeout = 300ms;
+  ServeOptions options;
+  options.server.request_timeout = 300ms;
   StartServer(options);
   HttpConnection connection(port());
   EXPECT_EQ(connection.Get("/healthz").status, 200);
@@ -108,13 +109,13 @@ TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosedAfterTheTimeout) {
 TEST_F(HttpServerTest, ConnectionsAreSpreadOverTheThreadsAndStayOnTheirs) {
   std::mutex mu;
   std::vector<std::thread::id> seen;  // in request order
-  query::HttpHooks hooks;
-  hooks.on_request = [&](std::string_view, double) {
+  ServeHooks hooks;
+  hooks.server.on_request = [&](std::string_view, double) {
     std::lock_guard lock(mu);
     seen.push_back(std::this_thread::get_id());
   };
-  query::HttpServerOptions options;
-  options.threads = 2;
+  ServeOptions options;
+  options.server.threads = 2;
   StartServer(options, hooks);
   std::vector<std::unique_ptr<HttpConnection>> connections;
   for (int i = 0; i < 4; ++i) connections.push_back(std::make_unique<HttpConnection>(port()));
@@ -151,9 +152,9 @@ TEST_F(HttpServerTest, StopClosesOpenConnectionsAndIsIdempotent) {
 TEST_F(HttpServerTest, BusyPollingOrNotServesTimesOutAndStops) {
   for (const auto busy_poll : {std::chrono::microseconds(0), std::chrono::microseconds(60s)}) {
     SCOPED_TRACE(busy_poll.count());
-    query::HttpServerOptions options;
-    options.busy_poll = busy_poll;
-    options.request_timeout = 300ms;
+    ServeOptions options;
+    options.server.busy_poll = busy_poll;
+    options.server.request_timeout = 300ms;
     StartServer(options);
     HttpConnection first(port()), second(port());
     for (int i = 0; i < 3; ++i) {
@@ -170,25 +171,25 @@ TEST_F(HttpServerTest, BusyPollingOrNotServesTimesOutAndStops) {
 }
 
 TEST_F(HttpServerTest, StartReportsBadOptionsAndBusyPorts) {
-  std::unique_ptr<query::HttpServer> server;
-  query::HttpServerOptions options;
-  options.port = 0;
-  options.address = "not-an-address";
-  EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
-  options.address = "127.0.0.1";
-  options.threads = 0;
-  EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
-  options.threads = 1;
-  options.bearer_tokens = {""};
-  EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
-  options.bearer_tokens = {};
-  options.busy_poll = std::chrono::microseconds(-1);
-  EXPECT_TRUE(query::HttpServer::Start(options, store_.get(), {}, &server).IsInvalidArgument());
-  options.busy_poll = {};
+  Served served;
+  ServeOptions options;
+  options.server.port = 0;
+  options.server.address = "not-an-address";
+  EXPECT_TRUE(Serve(store_.get(), options, {}, &served).IsInvalidArgument());
+  options.server.address = "127.0.0.1";
+  options.server.threads = 0;
+  EXPECT_TRUE(Serve(store_.get(), options, {}, &served).IsInvalidArgument());
+  options.server.threads = 1;
+  options.api.bearer_tokens = {""};
+  EXPECT_TRUE(Serve(store_.get(), options, {}, &served).IsInvalidArgument());
+  options.api.bearer_tokens = {};
+  options.server.busy_poll = std::chrono::microseconds(-1);
+  EXPECT_TRUE(Serve(store_.get(), options, {}, &served).IsInvalidArgument());
+  options.server.busy_poll = {};
 
   StartServer();
-  options.port = port();
-  Status busy = query::HttpServer::Start(options, store_.get(), {}, &server);
+  options.server.port = port();
+  Status busy = Serve(store_.get(), options, {}, &served);
   EXPECT_EQ(busy.code(), Status::Code::kIOError) << busy.ToString();
   EXPECT_NE(busy.message().find(std::to_string(port())), std::string::npos) << busy.message();
 }
@@ -197,8 +198,8 @@ class AuthTest : public HttpServerTest {
  protected:
   void SetUp() override {
     HttpServerTest::SetUp();
-    query::HttpServerOptions options;
-    options.bearer_tokens = {"first-token", "second-token"};
+    ServeOptions options;
+    options.api.bearer_tokens = {"first-token", "second-token"};
     StartServer(options);
   }
 

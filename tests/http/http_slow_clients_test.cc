@@ -18,7 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "query/http_server.h"
 #include "tests/http/http_test_util.h"
 
 namespace readingsd::test {
@@ -61,10 +60,10 @@ class Events {
 };
 
 // Hooks that report to `events`, which they share so they may outlive the test body.
-query::HttpHooks CountingHooks(const std::shared_ptr<Events>& events) {
-  query::HttpHooks hooks;
-  hooks.on_connection_shed = [events] { events->Add("shed"); };
-  hooks.on_connection_refused = [events] { events->Add("refused"); };
+ServeHooks CountingHooks(const std::shared_ptr<Events>& events) {
+  ServeHooks hooks;
+  hooks.server.on_connection_shed = [events] { events->Add("shed"); };
+  hooks.server.on_connection_refused = [events] { events->Add("refused"); };
   return hooks;
 }
 
@@ -152,15 +151,15 @@ bool TrickleUntilClosed(HttpConnection& connection, std::chrono::milliseconds ti
 
 TEST_F(HttpServerTest, SlowLorisBeyondMaxConnectionsLocksNobodyOut) {
   auto events = std::make_shared<Events>();
-  query::HttpServerOptions options;
-  options.max_connections = 16;
+  ServeOptions options;
+  options.server.max_connections = 16;
   // Neither timeout frees a slot while the test runs: only shedding can.
-  options.header_timeout = 60s;
-  options.request_timeout = 60s;
+  options.server.header_timeout = 60s;
+  options.server.request_timeout = 60s;
   StartServer(options, CountingHooks(events));
 
-  SlowLoris attack(port(), options.max_connections + 8);
-  ASSERT_TRUE(events->WaitFor("shed", options.max_connections, 30s)) << "the attack never filled the server";
+  SlowLoris attack(port(), options.server.max_connections + 8);
+  ASSERT_TRUE(events->WaitFor("shed", options.server.max_connections, 30s)) << "the attack never filled the server";
   int served = 0;
   for (int i = 0; i < 20; ++i) {
     try {
@@ -176,15 +175,15 @@ TEST_F(HttpServerTest, SlowLorisBeyondMaxConnectionsLocksNobodyOut) {
 
 TEST_F(HttpServerTest, ConnectionBeyondMaxConnectionsGets503WhenEveryOneIsAnswering) {
   auto events = std::make_shared<Events>();
-  query::HttpHooks hooks = CountingHooks(events);
-  hooks.metrics = [events] {
+  ServeHooks hooks = CountingHooks(events);
+  hooks.api.metrics = [events] {
     events->Add("metrics");
     events->WaitForRelease();
     return std::string("# nothing\n");
   };
-  query::HttpServerOptions options;
-  options.threads = 2;
-  options.max_connections = 1;
+  ServeOptions options;
+  options.server.threads = 2;
+  options.server.max_connections = 1;
   StartServer(options, hooks);
 
   // Connections are dealt to the threads in turn, starting with the acceptor's: `answering`
@@ -213,9 +212,9 @@ TEST_F(HttpServerTest, ConnectionBeyondMaxConnectionsGets503WhenEveryOneIsAnswer
 }
 
 TEST_F(HttpServerTest, HeaderTimeoutCutsSlowHeadersButNotIdleKeepAlive) {
-  query::HttpServerOptions options;
-  options.header_timeout = 300ms;
-  options.request_timeout = 60s;  // so a close within the test's deadlines is the header timeout's
+  ServeOptions options;
+  options.server.header_timeout = 300ms;
+  options.server.request_timeout = 60s;  // so a close within the test's deadlines is the header timeout's
   StartServer(options);
 
   HttpConnection kept(port());

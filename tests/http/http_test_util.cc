@@ -11,7 +11,7 @@
 namespace readingsd::test {
 
 namespace net = boost::asio;
-namespace http = boost::beast::http;
+namespace beast_http = boost::beast::http;
 using tcp = net::ip::tcp;
 
 nlohmann::json HttpResult::Json() const { return nlohmann::json::parse(body); }
@@ -27,24 +27,24 @@ HttpConnection::HttpConnection(uint16_t port) : socket_(ioc_) {
 
 HttpResult HttpConnection::Send(const std::string& method, const std::string& target, const Headers& headers,
                                 const std::string& body) {
-  http::request<http::string_body> request;
+  beast_http::request<beast_http::string_body> request;
   request.method_string(method);
   request.target(target);
   request.version(11);
-  request.set(http::field::host, "127.0.0.1");
+  request.set(beast_http::field::host, "127.0.0.1");
   for (const auto& [name, value] : headers) request.set(name, value);
   request.body() = body;
   if (!body.empty() || method == "POST") request.prepare_payload();
-  http::write(socket_, request);
+  beast_http::write(socket_, request);
   return ReadResponse();
 }
 
 void HttpConnection::Write(const std::string& bytes) { net::write(socket_, net::buffer(bytes)); }
 
 HttpResult HttpConnection::ReadResponse() {
-  http::response_parser<http::string_body> parser;
+  beast_http::response_parser<beast_http::string_body> parser;
   parser.body_limit(boost::none);
-  http::read(socket_, buffer_, parser);
+  beast_http::read(socket_, buffer_, parser);
   const auto& response = parser.get();
   HttpResult result;
   result.status = response.result_int();
@@ -132,10 +132,25 @@ void HttpServerTest::SetUp() {
   ASSERT_TRUE(s.ok()) << s.ToString();
 }
 
-void HttpServerTest::StartServer(query::HttpServerOptions options, query::HttpHooks hooks) {
-  options.port = 0;
-  Status s = query::HttpServer::Start(options, store_.get(), std::move(hooks), &server_);
+Status Serve(const storage::Store* store, const ServeOptions& options, ServeHooks hooks, Served* out) {
+  Served served;
+  if (Status s = query::Router::Make(options.api, store, std::move(hooks.api), &served.router); !s.ok()) return s;
+  if (Status s = http::Server::Start(options.server, served.router.get(), std::move(hooks.server), &served.server);
+      !s.ok()) {
+    return s;
+  }
+  *out = std::move(served);
+  return Status::OK();
+}
+
+void HttpServerTest::StartServer(ServeOptions options, ServeHooks hooks) {
+  options.server.port = 0;
+  server_.reset();
+  Served served;
+  Status s = Serve(store_.get(), options, std::move(hooks), &served);
   ASSERT_TRUE(s.ok()) << s.ToString();
+  router_ = std::move(served.router);
+  server_ = std::move(served.server);
 }
 
 }  // namespace readingsd::test

@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "query/http_server.h"
+#include "http/server.h"
+#include "query/router.h"
 #include "storage/reading.h"
 #include "storage/store.h"
 #include "tests/support/temp_dir.h"
@@ -70,20 +71,38 @@ storage::Reading MakeReading(const std::string& device_id, const std::string& so
 // "2026-06-23T08:MM:00.000000000Z" for minute `i` of the sample day.
 std::string SampleSortKey(int minute);
 
+struct ServeOptions {
+  http::ServerOptions server;
+  query::RouterOptions api;
+};
+struct ServeHooks {
+  query::RouterHooks api;
+  http::ServerHooks server;
+};
+struct Served {
+  std::unique_ptr<query::Router> router;
+  std::unique_ptr<http::Server> server;  // after the router: stops first
+};
+
+// `store` served as the daemon serves it: the real Router on an http::Server.
+Status Serve(const storage::Store* store, const ServeOptions& options, ServeHooks hooks, Served* out);
+
 class HttpServerTest : public ::testing::Test {
  protected:
   // 60 readings of a1 (one a minute from 2026-06-23T08:00Z: temperature 20 + 0.5 i,
   // status "ok" on even minutes else "warn", door true every third minute), 3 of a10,
   // 1 of b2 on 2026-06-24, and three of "edge" around the new year 2027.
   void SetUp() override;
-  void StartServer(query::HttpServerOptions options = {}, query::HttpHooks hooks = {});
+  // On an ephemeral port, replacing the server running.
+  void StartServer(ServeOptions options = {}, ServeHooks hooks = {});
   uint16_t port() const { return server_->port(); }
 
   static constexpr int kA1Count = 60;
 
   TempDir dir_{"readingsd-http-test"};
   std::unique_ptr<storage::Store> store_;
-  std::unique_ptr<query::HttpServer> server_;
+  std::unique_ptr<query::Router> router_;
+  std::unique_ptr<http::Server> server_;  // after the router: stops first
 };
 
 }  // namespace readingsd::test

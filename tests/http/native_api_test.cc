@@ -223,8 +223,8 @@ TEST_F(NativeApiTest, CursorIsBoundToItsDevice) {
 
 TEST_F(NativeApiTest, PageBytesEndAPageEarly) {
   server_.reset();
-  query::HttpServerOptions options;
-  options.max_page_bytes = 200;
+  ServeOptions options;
+  options.api.limits.max_page_bytes = 200;
   StartServer(options);
   HttpResult page = Readings("a1");
   const json body = page.Json();
@@ -247,11 +247,11 @@ TEST_F(NativeApiTest, PagesWithAReadHelperAreByteForByteThePagesWithout) {
                                                 {"status", std::string(i % 2 ? "ok" : "warn")}}));
   }
   ASSERT_TRUE(store_->Write(readings).ok());
-  query::HttpServerOptions alone_options;
-  alone_options.read_helpers = 0;
-  alone_options.port = 0;
-  std::unique_ptr<query::HttpServer> alone;
-  ASSERT_TRUE(query::HttpServer::Start(alone_options, store_.get(), {}, &alone).ok());
+  ServeOptions alone_options;
+  alone_options.api.read_helpers = 0;
+  alone_options.server.port = 0;
+  Served alone;
+  ASSERT_TRUE(Serve(store_.get(), alone_options, {}, &alone).ok());
 
   for (const std::string& query : std::vector<std::string>{
            "", "limit=1000", "from=2026-06-25T00:10:00Z&to=2026-06-25T00:40:00Z", "order=desc&limit=900",
@@ -262,14 +262,14 @@ TEST_F(NativeApiTest, PagesWithAReadHelperAreByteForByteThePagesWithout) {
       const std::string target = "/v1/devices/long/readings?" + query + (cursor.empty() ? "" : "&cursor=" + cursor);
       const HttpResult helped = Get(port(), target);
       ASSERT_EQ(helped.status, 200) << target << " " << helped.body;
-      ASSERT_EQ(helped.body, Get(alone->port(), target).body) << target;
+      ASSERT_EQ(helped.body, Get(alone.server->port(), target).body) << target;
       const json body = helped.Json();
       if (!body.contains("nextCursor")) break;
       cursor = body["nextCursor"];
     }
   }
   EXPECT_EQ(Get(port(), "/v1/devices/long/latest?n=1000").body,
-            Get(alone->port(), "/v1/devices/long/latest?n=1000").body);
+            Get(alone.server->port(), "/v1/devices/long/latest?n=1000").body);
 }
 
 TEST_F(NativeApiTest, LatestIsNewestFirstAndContinuesWithReadings) {
@@ -437,12 +437,12 @@ TEST_F(NativeApiTest, HealthReadinessAndMetrics) {
 
   server_.reset();
   std::atomic<bool> ready{false};
-  query::HttpHooks hooks;
-  hooks.ready = [&ready](std::string* detail) {
+  ServeHooks hooks;
+  hooks.api.ready = [&ready](std::string* detail) {
     *detail = ready ? "caught up" : "replaying the MQTT backlog";
     return ready.load();
   };
-  hooks.metrics = [] { return std::string("readingsd_up 1\n"); };
+  hooks.api.metrics = [] { return std::string("readingsd_up 1\n"); };
   StartServer({}, std::move(hooks));
   HttpResult not_ready = Get(port(), "/readyz");
   EXPECT_EQ(not_ready.status, 503);
@@ -460,13 +460,13 @@ TEST_F(NativeApiTest, HooksSeeEveryRequestAndPartitionRead) {
   std::mutex mu;
   std::vector<std::string> endpoints;
   std::vector<std::tuple<std::string, std::size_t, std::size_t>> reads;
-  query::HttpHooks hooks;
-  hooks.on_request = [&](std::string_view endpoint, double seconds) {
+  ServeHooks hooks;
+  hooks.server.on_request = [&](std::string_view endpoint, double seconds) {
     EXPECT_GE(seconds, 0);
     std::lock_guard lock(mu);
     endpoints.emplace_back(endpoint);
   };
-  hooks.on_partition_read = [&](std::string_view device, std::size_t items, std::size_t bytes) {
+  hooks.api.on_partition_read = [&](std::string_view device, std::size_t items, std::size_t bytes) {
     std::lock_guard lock(mu);
     reads.emplace_back(std::string(device), items, bytes);
   };

@@ -113,6 +113,53 @@ TEST(SortKeySeconds, AreTheInstantAndBack) {
   EXPECT_EQ(SortKeyAtSeconds(-1e15), "0000-01-01T00:00:00.000000000Z");
 }
 
+// One nanosecond either way, carrying across second, day, leap day and year; false past the
+// first and last sort key.
+TEST(AdjacentSortKey, StepsOneNanosecondWithCarries) {
+  auto next = [](std::string_view key, int step) {
+    std::string out;
+    EXPECT_TRUE(AdjacentSortKey(key, step, &out)) << key;
+    return out;
+  };
+  EXPECT_EQ(next("2026-06-23T08:05:00.123456789Z", 1), "2026-06-23T08:05:00.123456790Z");
+  EXPECT_EQ(next("2026-06-23T08:05:00.123456789Z", -1), "2026-06-23T08:05:00.123456788Z");
+  EXPECT_EQ(next("2026-06-23T08:05:00.999999999Z", 1), "2026-06-23T08:05:01.000000000Z");
+  EXPECT_EQ(next("2026-06-23T08:05:01.000000000Z", -1), "2026-06-23T08:05:00.999999999Z");
+  EXPECT_EQ(next("2026-06-23T23:59:59.999999999Z", 1), "2026-06-24T00:00:00.000000000Z");
+  EXPECT_EQ(next("2024-02-28T23:59:59.999999999Z", 1), "2024-02-29T00:00:00.000000000Z");
+  EXPECT_EQ(next("2024-03-01T00:00:00.000000000Z", -1), "2024-02-29T23:59:59.999999999Z");
+  EXPECT_EQ(next("2025-12-31T23:59:59.999999999Z", 1), "2026-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(next("1970-01-01T00:00:00.000000000Z", -1), "1969-12-31T23:59:59.999999999Z");
+  EXPECT_EQ(next("0000-01-01T00:00:00.000000001Z", -1), "0000-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(next("9999-12-31T23:59:59.999999998Z", 1), "9999-12-31T23:59:59.999999999Z");
+
+  std::string out = "unchanged";
+  EXPECT_FALSE(AdjacentSortKey("0000-01-01T00:00:00.000000000Z", -1, &out));
+  EXPECT_FALSE(AdjacentSortKey("9999-12-31T23:59:59.999999999Z", 1, &out));
+  EXPECT_EQ(out, "unchanged");
+
+  // In place, as the native API turns an exclusive bound inclusive.
+  std::string key = "2026-06-23T08:05:00.999999999Z";
+  ASSERT_TRUE(AdjacentSortKey(key, 1, &key));
+  EXPECT_EQ(key, "2026-06-23T08:05:01.000000000Z");
+}
+
+TEST(SortKeyAt, IsTheInstantToTheNanosecond) {
+  using std::chrono::system_clock;
+  EXPECT_EQ(SortKeyAt(system_clock::time_point{}), "1970-01-01T00:00:00.000000000Z");
+  const system_clock::time_point t = date::sys_days{date::year{2026} / 6 / 23} + std::chrono::hours(8) +
+                                     std::chrono::seconds(5) + std::chrono::nanoseconds(123456789);
+  EXPECT_EQ(SortKeyAt(t), "2026-06-23T08:00:05.123456789Z");
+  EXPECT_EQ(SortKeyAt(system_clock::time_point{} - std::chrono::nanoseconds(1)), "1969-12-31T23:59:59.999999999Z");
+  // The whole range of system_clock is sort keys, each the one NormalizeTimestamp writes.
+  for (system_clock::time_point edge : {system_clock::time_point::min(), system_clock::time_point::max()}) {
+    const std::string key = SortKeyAt(edge);
+    std::string normalised;
+    ASSERT_TRUE(NormalizeTimestamp(key, &normalised).ok()) << key;
+    EXPECT_EQ(normalised, key);
+  }
+}
+
 TEST(DeviceId, AllowedCharsetAndLength) {
   EXPECT_TRUE(ValidateDeviceId("a1b2").ok());
   EXPECT_TRUE(ValidateDeviceId("Sensor_01.roof:north-3").ok());

@@ -1,6 +1,6 @@
 // Loopback ports for servers a test starts.
 //
-// A server that can bind port 0 and say which port it got (query::HttpServer, readingsd with
+// A server that can bind port 0 and say which port it got (http::Server, readingsd with
 // --http.listen=127.0.0.1:0) should do that: then no one can take its port. A program that must
 // be told its ports up front (mosquitto, prometheus) is started through StartOnFreePorts, which
 // tries again with fresh ports when one was taken between the pick and the program's bind.

@@ -1,4 +1,4 @@
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace readingsd {
 

@@ -1,4 +1,4 @@
-#include "query/http_server.h"
+#include "http/server.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,20 +8,15 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <cctype>
-#include <cstdio>
 #include <limits>
 #include <list>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <thread>
 
-#include "query/dynamodb_api.h"
-#include "query/http_api.h"
-#include "query/native_api.h"
+#include "http/framing.h"
 
-namespace readingsd::query {
+namespace readingsd::http {
 namespace {
 
 namespace net = boost::asio;
@@ -64,145 +59,14 @@ class ConnectionTable {
 
 // What all sessions share: fixed at Start, apart from the counter and the table.
 struct ServerState {
-  explicit ServerState(const HttpServerOptions& o)
-      : options(o), connections(static_cast<std::size_t>(o.max_connections)) {}
+  ServerState(const ServerOptions& o, Handler* h, ServerHooks k)
+      : options(o), handler(h), hooks(std::move(k)), connections(static_cast<std::size_t>(o.max_connections)) {}
 
-  HttpServerOptions options;
-  const storage::Store* store = nullptr;
-  HttpHooks hooks;
-  std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
-  uint64_t request_id_salt = 0;  // random, so request ids differ across restarts
-  std::atomic<uint64_t> requests{0};
+  ServerOptions options;
+  Handler* handler;
+  ServerHooks hooks;
   ConnectionTable connections;
-  std::unique_ptr<ReadHelpers> read_helpers;
 };
-
-// Time depends on the presented credential's length only, never on how much of a token it
-// matches, so a client cannot guess a token byte by byte. `secret` is never empty.
-bool ConstantTimeEquals(std::string_view presented, std::string_view secret) {
-  unsigned diff = presented.size() != secret.size();
-  for (std::size_t i = 0; i < presented.size(); ++i) {
-    diff |= static_cast<unsigned char>(presented[i] ^ secret[i % secret.size()]);
-  }
-  return diff == 0;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-// The credential a request presents: `Bearer <token>`, or the access key id of a SigV4
-// `AWS4-HMAC-SHA256 Credential=<id>/<date>/<region>/dynamodb/aws4_request, ...`, the only
-// place an AWS client can carry it. Empty when there is none.
-std::string_view PresentedCredential(std::string_view authorization) {
-  const auto space = authorization.find(' ');
-  if (space == std::string_view::npos) return {};
-  const std::string_view scheme = authorization.substr(0, space);
-  std::string_view rest = authorization.substr(space + 1);
-  while (rest.starts_with(' ')) rest.remove_prefix(1);
-  if (EqualsIgnoreCase(scheme, "Bearer")) return rest;
-  constexpr std::string_view kCredential = "Credential=";
-  if (scheme != "AWS4-HMAC-SHA256" || !rest.starts_with(kCredential)) return {};
-  rest.remove_prefix(kCredential.size());
-  return rest.substr(0, rest.find_first_of("/, "));
-}
-
-bool Authorized(const std::vector<std::string>& tokens, const HttpRequest& request) {
-  if (tokens.empty()) return true;
-  const std::string_view presented = PresentedCredential(ToStd(request[http::field::authorization]));
-  bool match = false;
-  for (const std::string& token : tokens) match |= ConstantTimeEquals(presented, token);  // no early exit
-  return match && !presented.empty();
-}
-
-std::string NextRequestId(ServerState& state) {
-  char id[33];
-  std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(state.request_id_salt),
-                static_cast<unsigned long long>(state.requests.fetch_add(1)));
-  return id;
-}
-
-// `/` is DynamoDB's, everything else the native API's. Only /healthz answers without
-// credentials, and the 401 looks the same whatever was asked for; a request that says it is a
-// DynamoDB call gets it in DynamoDB's shape, so AWS clients print it.
-HttpResponse Dispatch(ServerState& state, const HttpRequest& request, std::string_view* endpoint) {
-  const std::string_view target = ToStd(request.target());
-  const std::string_view path = target.substr(0, target.find('?'));
-  // Only DynamoDB responses carry a request id; the native API is spared formatting one.
-  const bool dynamodb = path == "/" || request.count("X-Amz-Target");
-  const ApiContext context{state.options, *state.store, state.hooks, state.started,
-                           dynamodb ? NextRequestId(state) : std::string(), state.read_helpers.get()};
-  if (path != "/healthz" && !Authorized(state.options.bearer_tokens, request)) {
-    *endpoint = "unauthorized";
-    HttpResponse res =
-        request.count("X-Amz-Target")
-            ? DynamoDbError(context, http::status::unauthorized, "UnrecognizedClientException",
-                            "The security token included in the request is invalid.")
-            : NativeError(http::status::unauthorized, "Unauthorized", "missing or invalid credentials");
-    res.set(http::field::www_authenticate, "Bearer");
-    return res;
-  }
-  if (path == "/") return HandleDynamoDbRequest(context, request, endpoint);
-  return HandleNativeRequest(context, request, endpoint);
-}
-
-// Why a request's body length is ambiguous, as the status and message to answer with.
-struct FramingError {
-  http::status status;
-  std::string_view message;
-};
-
-// Beast reads a body by Content-Length or by the chunked coding, and lets through some framings
-// that another HTTP hop (a proxy in front) may read differently: the bytes one takes for a body
-// the other takes for a second request. RFC 9112 §6.1 and §6.3 make these errors. Equal
-// duplicate Content-Lengths, which Beast accepts and RFC 9110 §8.6 allows either way, are
-// refused too: no client sends them, and a hop that keeps only one may read a different one.
-std::optional<FramingError> AmbiguousFraming(const HttpRequest& request) {
-  const auto codings = request.equal_range(http::field::transfer_encoding);
-  if (codings.first != codings.second) {
-    if (request.version() < 11)
-      return FramingError{http::status::bad_request, "Transfer-Encoding in HTTP/1.0"};
-    if (request.count(http::field::content_length) > 0) {
-      return FramingError{http::status::bad_request, "both Transfer-Encoding and Content-Length"};
-    }
-    int count = 0, chunked = 0;
-    bool last_is_chunked = false;
-    for (auto field = codings.first; field != codings.second; ++field) {  // one list over all fields
-      const http::opt_token_list list{field->value()};
-      if (!http::validate_list(list))
-        return FramingError{http::status::bad_request, "malformed Transfer-Encoding"};
-      for (const auto& coding : list) {
-        ++count;
-        last_is_chunked = beast::iequals(coding, "chunked");
-        chunked += last_is_chunked;
-      }
-    }
-    if (!last_is_chunked)
-      return FramingError{http::status::bad_request, "the last transfer coding is not chunked"};
-    if (chunked > 1) return FramingError{http::status::bad_request, "chunked more than once"};
-    if (count > 1)
-      return FramingError{http::status::not_implemented, "no transfer coding but chunked is supported"};
-  }
-  if (request.count(http::field::content_length) > 1 ||
-      ToStd(request[http::field::content_length]).find(',') != std::string_view::npos) {
-    return FramingError{http::status::bad_request, "more than one Content-Length"};
-  }
-  return std::nullopt;
-}
-
-// Whether header bytes hold an obsolete line folding (a line that starts with a space or a tab,
-// continuing the previous field). Beast joins the lines, as RFC 9112 §5.2 allows; a hop that
-// does not may read another value, so the request is refused instead. `bytes` are what one
-// Beast put() consumed: whole fields, as Beast takes a field only once it has seen that the next
-// line does not continue it, so a folding never straddles two calls.
-bool HasObsFold(std::string_view bytes) {
-  for (auto eol = bytes.find("\r\n"); eol != std::string_view::npos; eol = bytes.find("\r\n", eol + 2)) {
-    if (eol + 2 < bytes.size() && (bytes[eol + 2] == ' ' || bytes[eol + 2] == '\t')) return true;
-  }
-  return false;
-}
 
 // One connection. Every member is touched only on its io_context's thread, except shed_order_
 // (an atomic the acceptor reads and, to shed it, sets) and the table bookkeeping (guarded by the
@@ -221,8 +85,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Answers 503 without reading a request, then closes; for a session the table refused.
   void Refuse() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-      HttpResponse response = NativeError(http::status::service_unavailable, "ServiceUnavailable",
-                                          "every connection is being answered; retry shortly");
+      Response response = self->state_->handler->Error(status::service_unavailable, "ServiceUnavailable",
+                                                        "every connection is being answered; retry shortly");
       response.set(http::field::retry_after, "1");
       response.keep_alive(false);
       response.prepare_payload();
@@ -290,15 +154,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // Beast's own read loop (http::async_read_header), but it sees the bytes each put() consumes,
   // for obsolete line folding, which Beast accepts without a trace in what it parses.
   void ReadHeader() {
-    beast::error_code ec = http::error::need_more;
+    beast::error_code ec = beast::http::error::need_more;
     if (buffer_.size() > 0) {
       const net::const_buffer bytes = buffer_.data();
       const std::size_t used = parser_->put(bytes, ec);
       const bool folded = HasObsFold({static_cast<const char*>(bytes.data()), used});
       buffer_.consume(used);
-      if (folded) return Reject(http::status::bad_request, "BadRequest", "obsolete line folding");
+      if (folded) return Reject(status::bad_request, "BadRequest", "obsolete line folding");
     }
-    if (ec == http::error::need_more) {
+    if (ec == beast::http::error::need_more) {
       if (parser_->got_some() && !CaughtMidRequest()) return;
       stream_.async_read_some(buffer_.prepare(beast::read_size(buffer_, kReadSize)),
                               beast::bind_front_handler(&Session::OnReadSome, shared_from_this()));
@@ -322,7 +186,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHeader() {
     if (const auto error = AmbiguousFraming(parser_->get())) {
       return Reject(error->status,
-                    error->status == http::status::bad_request ? "BadRequest" : "NotImplemented",
+                    error->status == status::bad_request ? "BadRequest" : "NotImplemented",
                     "ambiguous message framing: " + std::string(error->message));
     }
     // A small body mostly comes with its header: parsed here, it costs no round through the
@@ -332,38 +196,37 @@ class Session : public std::enable_shared_from_this<Session> {
       parser_->eager(true);
       buffer_.consume(parser_->put(buffer_.data(), ec));
     }
-    if (parser_->is_done() || (ec && ec != http::error::need_more)) return OnRead(ec);
+    if (parser_->is_done() || (ec && ec != beast::http::error::need_more)) return OnRead(ec);
     if (!CaughtMidRequest()) return;
     stream_.expires_at(request_started_ + state_->options.request_timeout);
-    http::async_read(stream_, buffer_, *parser_,
+    beast::http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
   void OnRead(beast::error_code ec, std::size_t = 0) {
-    if (ec == http::error::header_limit) {
+    if (ec == beast::http::error::header_limit) {
       return Reject(
-          http::status::request_header_fields_too_large, "HeaderTooLarge",
+          status::request_header_fields_too_large, "HeaderTooLarge",
           "request header larger than " + std::to_string(state_->options.max_header_bytes) + " bytes");
     }
-    if (ec == http::error::body_limit) {
-      return Reject(http::status::payload_too_large, "PayloadTooLarge",
+    if (ec == beast::http::error::body_limit) {
+      return Reject(status::payload_too_large, "PayloadTooLarge",
                     "request body larger than " + std::to_string(state_->options.max_body_bytes) + " bytes");
     }
-    if (ec && ec != http::error::end_of_stream && ec != http::error::partial_message &&
-        ec.category() == http::make_error_code(http::error::bad_target).category()) {
-      return Reject(http::status::bad_request, "BadRequest", "malformed HTTP request: " + ec.message());
+    if (ec && ec != beast::http::error::end_of_stream && ec != beast::http::error::partial_message &&
+        ec.category() == beast::http::make_error_code(beast::http::error::bad_target).category()) {
+      return Reject(status::bad_request, "BadRequest", "malformed HTTP request: " + ec.message());
     }
     if (ec || !StartAnswering()) return;  // the peer left, timed out or was shed: nobody to answer
     const auto started = Clock::now();
-    const HttpRequest& request = parser_->get();
+    const Request& request = parser_->get();
     std::string_view endpoint = "other";
-    HttpResponse response;
+    Response response;
     try {
-      ReadHelpers::ScopedRequest answering(*state_->read_helpers);
-      response = Dispatch(*state_, request, &endpoint);
+      response = state_->handler->Handle(request, &endpoint);
     } catch (const std::exception&) {
-      // The APIs return errors as values; this is only for allocation failure and the like.
-      response = NativeError(http::status::internal_server_error, "InternalError", "internal error");
+      // Handlers return errors as values; this is only for allocation failure and the like.
+      response = state_->handler->Error(status::internal_server_error, "InternalError", "internal error");
     }
     response.version(request.version());
     Respond(std::move(response), endpoint, request.keep_alive(), started);
@@ -373,10 +236,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // nothing after it is taken for a request.
   void Reject(http::status status, std::string_view code, const std::string& message) {
     if (!StartAnswering()) return;
-    Respond(NativeError(status, code, message), "other", false, Clock::now());
+    Respond(state_->handler->Error(status, code, message), "other", false, Clock::now());
   }
 
-  void Respond(HttpResponse response, std::string_view endpoint, bool keep_alive, Clock::time_point started) {
+  void Respond(Response response, std::string_view endpoint, bool keep_alive, Clock::time_point started) {
     response.keep_alive(keep_alive);
     response.prepare_payload();
     if (state_->hooks.on_request) {
@@ -385,10 +248,10 @@ class Session : public std::enable_shared_from_this<Session> {
     Write(std::move(response));
   }
 
-  void Write(HttpResponse response) {
+  void Write(Response response) {
     response_ = std::move(response);
     stream_.expires_after(state_->options.request_timeout);
-    http::async_write(stream_, response_,
+    beast::http::async_write(stream_, response_,
                       beast::bind_front_handler(&Session::OnWrite, shared_from_this(), response_.need_eof()));
   }
 
@@ -419,11 +282,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
   beast::basic_stream<tcp, Executor> stream_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;  // fresh per request
+  std::optional<beast::http::request_parser<beast::http::string_body>> parser_;  // fresh per request
   bool idle_ = false;         // no byte of the next request yet
   bool mid_request_ = false;  // shed_order_ says so
   Clock::time_point request_started_;
-  HttpResponse response_;
+  Response response_;
   std::shared_ptr<ServerState> state_;
   std::atomic<int64_t> shed_order_{kNothingReceived + Ticks(Clock::now())};
   std::list<Session*>::iterator table_entry_;  // valid while in_table_
@@ -532,28 +395,22 @@ void RunIoThread(net::io_context& ioc, std::chrono::microseconds busy_poll) {
   }
 }
 
-Status ValidateOptions(const HttpServerOptions& options) {
+Status ValidateOptions(const ServerOptions& options) {
   if (options.threads < 1) return Status::InvalidArgument("threads must be at least 1");
-  if (options.read_helpers < 0) return Status::InvalidArgument("read_helpers must not be negative");
   if (options.busy_poll.count() < 0) return Status::InvalidArgument("busy_poll must not be negative");
   if (options.max_connections < 1) return Status::InvalidArgument("max_connections must be at least 1");
-  if (options.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
   if (options.max_header_bytes < 1 || options.max_header_bytes > UINT32_MAX) {
     return Status::InvalidArgument("max_header_bytes must be from 1 to 2^32-1");
   }
   if (options.request_timeout.count() <= 0)
     return Status::InvalidArgument("request_timeout must be positive");
   if (options.header_timeout.count() <= 0) return Status::InvalidArgument("header_timeout must be positive");
-  if (options.table_name.empty()) return Status::InvalidArgument("table_name must not be empty");
-  for (const std::string& token : options.bearer_tokens) {
-    if (token.empty()) return Status::InvalidArgument("a bearer token is empty");
-  }
   return Status::OK();
 }
 
 }  // namespace
 
-class HttpServer::Impl {
+class Server::Impl {
  public:
   std::shared_ptr<ServerState> state;
   // One per thread. Emptied by Stop: that frees the handlers still queued, and with them the
@@ -563,22 +420,18 @@ class HttpServer::Impl {
   uint16_t port = 0;
 };
 
-HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-HttpServer::~HttpServer() { Stop(); }
+Server::~Server() { Stop(); }
 
-uint16_t HttpServer::port() const { return impl_->port; }
+uint16_t Server::port() const { return impl_->port; }
 
-Status HttpServer::Start(const HttpServerOptions& options, const storage::Store* store, HttpHooks hooks,
-                         std::unique_ptr<HttpServer>* server) {
+Status Server::Start(const ServerOptions& options, Handler* handler, ServerHooks hooks,
+                     std::unique_ptr<Server>* server) {
   if (Status s = ValidateOptions(options); !s.ok()) return s;
-  if (!store) return Status::InvalidArgument("no store");
+  if (!handler) return Status::InvalidArgument("no handler");
   auto impl = std::make_unique<Impl>();
-  impl->state = std::make_shared<ServerState>(options);
-  impl->state->store = store;
-  impl->state->hooks = std::move(hooks);
-  impl->state->request_id_salt = std::random_device{}() * 0x100000000ull + std::random_device{}();
-  impl->state->read_helpers = std::make_unique<ReadHelpers>(options.read_helpers);
+  impl->state = std::make_shared<ServerState>(options, handler, std::move(hooks));
   for (int i = 0; i < options.threads; ++i) impl->iocs.push_back(std::make_unique<net::io_context>(1));
 
   beast::error_code ec;
@@ -603,11 +456,11 @@ Status HttpServer::Start(const HttpServerOptions& options, const storage::Store*
       RunIoThread(*ioc, busy_poll);
     });
   }
-  server->reset(new HttpServer(std::move(impl)));
+  server->reset(new Server(std::move(impl)));
   return Status::OK();
 }
 
-void HttpServer::Stop() {
+void Server::Stop() {
   if (impl_->iocs.empty()) return;
   for (auto& ioc : impl_->iocs) ioc->stop();
   for (std::thread& t : impl_->threads) t.join();
@@ -618,4 +471,4 @@ void HttpServer::Stop() {
   impl_->iocs.clear();
 }
 
-}  // namespace readingsd::query
+}  // namespace readingsd::http

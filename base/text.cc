@@ -1,0 +1,35 @@
+#include "base/text.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace readingsd {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
+}
+
+Status ParseHostPort(std::string_view text, HostPort* out) {
+  std::string_view host, port;
+  if (text.starts_with('[')) {  // [v6]:port
+    size_t close = text.find(']');
+    if (close != std::string_view::npos && text.substr(close + 1).starts_with(':')) {
+      host = text.substr(1, close - 1);
+      port = text.substr(close + 2);
+    }
+  } else if (size_t colon = text.rfind(':'); colon != std::string_view::npos) {
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) host = {};  // bare v6 is ambiguous
+  }
+  const bool digits = !port.empty() && port.size() <= 5 &&
+                      std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (host.empty() || !digits || std::stoi(std::string(port)) > 65535) {
+    return Status::InvalidArgument("expected host:port, got \"" + std::string(text) + "\"");
+  }
+  out->host = std::string(host);
+  out->port = static_cast<uint16_t>(std::stoi(std::string(port)));
+  return Status::OK();
+}
+
+}  // namespace readingsd

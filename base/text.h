@@ -1,0 +1,24 @@
+// The few text helpers more than one module needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace readingsd {
+
+// ASCII case-insensitive equality (HTTP auth schemes, expression keywords).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+struct HostPort {
+  std::string host;  // without the brackets of "[v6]"
+  uint16_t port = 0;
+};
+
+// "host:port" or "[v6]:port" with a port of 0..65535. A bare v6 address ("::1:8080") is
+// ambiguous and refused. InvalidArgument when malformed.
+Status ParseHostPort(std::string_view text, HostPort* out);
+
+}  // namespace readingsd

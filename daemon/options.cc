@@ -1,0 +1,78 @@
+#include "daemon/options.h"
+
+#include <chrono>
+#include <utility>
+
+#include "storage/key.h"
+
+namespace readingsd::daemon {
+
+ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config::IngestConfig& window) {
+  ingest::MqttOptions o;
+  o.host = c.host;
+  o.port = c.port;
+  o.client_id = c.client_id;
+  o.username = c.username;
+  o.topics = c.topics;
+  o.mqtt_v5 = c.protocol == "mqttv5";
+  o.keepalive_seconds = c.keepalive_seconds;
+  o.ca_file = c.ca_file;
+  o.cert_file = c.cert_file;
+  o.key_file = c.key_file;
+  o.tls_insecure = c.tls_insecure;
+  o.dead_letter_topic = c.dead_letter_topic;
+  o.reconnect_min = std::chrono::milliseconds(c.reconnect_min_ms);
+  o.reconnect_max = std::chrono::milliseconds(c.reconnect_max_ms);
+  o.max_batch = c.max_batch;
+  o.payload.device_id_topic = c.device_id_topic;
+  o.payload.max_payload_bytes = c.max_payload_bytes;
+  o.payload.max_batch = c.max_batch;
+  // ingest.min_timestamp was checked when it was read, so it normalises.
+  o.payload.min_sort_key.clear();
+  if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &o.payload.min_sort_key);
+  o.payload.max_future = window.max_future_seconds;
+  return o;
+}
+metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {
+  metrics::HotnessOptions o;
+  o.top_k = c.top_k;
+  o.window = std::chrono::seconds(c.window_seconds);
+  o.partition_wcu_limit = c.partition_wcu_limit;
+  o.low_cardinality_top_share = c.low_cardinality_top_share;
+  o.low_cardinality_min_partitions = c.low_cardinality_min_partitions;
+  return o;
+}
+http::ServerOptions ServerOptionsFrom(const config::HttpConfig& c, const HostPort& listen) {
+  http::ServerOptions o;
+  o.address = listen.host;
+  o.port = listen.port;
+  o.threads = c.threads;
+  o.busy_poll = std::chrono::microseconds(c.busy_poll_us);
+  o.max_body_bytes = c.max_body_bytes;
+  o.max_header_bytes = c.max_header_bytes;
+  o.max_connections = c.max_connections;
+  o.request_timeout = std::chrono::milliseconds(c.request_timeout_ms);
+  o.header_timeout = std::chrono::milliseconds(c.header_timeout_ms);
+  return o;
+}
+
+query::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, std::vector<std::string> tokens) {
+  query::RouterOptions o;
+  o.table_name = c.table_name;
+  o.bearer_tokens = std::move(tokens);
+  o.limits.max_limit = c.max_limit;
+  o.limits.max_page_bytes = c.max_page_bytes;
+  o.read_helpers = c.read_helpers;
+  return o;
+}
+
+storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& c) {
+  storage::StoreOptions o;
+  o.path = c.data_dir;
+  o.sync = c.sync;
+  o.retention = c.retention_seconds;
+  o.block_cache_bytes = c.block_cache_mb << 20;
+  return o;
+}
+
+}  // namespace readingsd::daemon

@@ -1,0 +1,66 @@
+#include "query/router.h"
+
+#include <cstdio>
+#include <random>
+
+#include "query/dynamodb_api.h"
+#include "query/http_api.h"
+#include "query/native_api.h"
+
+namespace readingsd::query {
+
+Status Router::Make(const RouterOptions& options, const storage::Store* store, RouterHooks hooks,
+                    std::unique_ptr<Router>* router) {
+  if (!store) return Status::InvalidArgument("no store");
+  if (options.read_helpers < 0) return Status::InvalidArgument("read_helpers must not be negative");
+  if (options.limits.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
+  if (options.table_name.empty()) return Status::InvalidArgument("table_name must not be empty");
+  for (const std::string& token : options.bearer_tokens) {
+    if (token.empty()) return Status::InvalidArgument("a bearer token is empty");
+  }
+  router->reset(new Router(options, store, std::move(hooks)));
+  return Status::OK();
+}
+
+Router::Router(const RouterOptions& options, const storage::Store* store, RouterHooks hooks)
+    : options_(options),
+      store_(store),
+      hooks_(std::move(hooks)),
+      authenticator_(options.bearer_tokens),
+      request_id_salt_(std::random_device{}() * 0x100000000ull + std::random_device{}()),
+      read_helpers_(options.read_helpers) {}
+
+std::string Router::NextRequestId() {
+  char id[33];
+  std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(request_id_salt_),
+                static_cast<unsigned long long>(requests_.fetch_add(1)));
+  return id;
+}
+
+http::Response Router::Handle(const http::Request& request, std::string_view* endpoint) {
+  ReadHelpers::ScopedRequest answering(read_helpers_);
+  const std::string_view target = http::ToStd(request.target());
+  const std::string_view path = target.substr(0, target.find('?'));
+  // Only DynamoDB responses carry a request id; the native API is spared formatting one.
+  const bool dynamodb = path == "/" || request.count("X-Amz-Target");
+  const ApiContext context{options_, *store_, hooks_, started_, dynamodb ? NextRequestId() : std::string(),
+                           &read_helpers_};
+  if (path != "/healthz" && !authenticator_.Allows(request)) {
+    *endpoint = "unauthorized";
+    http::Response res =
+        request.count("X-Amz-Target")
+            ? DynamoDbError(context, http::status::unauthorized, "UnrecognizedClientException",
+                            "The security token included in the request is invalid.")
+            : NativeError(http::status::unauthorized, "Unauthorized", "missing or invalid credentials");
+    res.set(http::field::www_authenticate, "Bearer");
+    return res;
+  }
+  if (path == "/") return HandleDynamoDbRequest(context, request, endpoint);
+  return HandleNativeRequest(context, request, endpoint);
+}
+
+http::Response Router::Error(http::status status, std::string_view code, std::string_view message) {
+  return NativeError(status, code, message);
+}
+
+}  // namespace readingsd::query

@@ -1,0 +1,51 @@
+#include "daemon/options.h"
+
+#include <gtest/gtest.h>
+
+namespace readingsd::daemon {
+namespace {
+
+// Each setting has two defaults: the user's (config/config.h, --help, the example TOML) and the
+// library's (its options struct, which tests and fuzzers use). They must not drift apart.
+TEST(OptionsTest, ConfigDefaultsAreTheLibraryDefaults) {
+  EXPECT_EQ(StoreOptionsFrom(config::StorageConfig{}), storage::StoreOptions{});
+  EXPECT_EQ(HotnessOptionsFrom(config::MetricsConfig{}), metrics::HotnessOptions{});
+  HostPort listen;
+  ASSERT_TRUE(ParseHostPort(config::HttpConfig{}.listen, &listen).ok());
+  EXPECT_EQ(ServerOptionsFrom(config::HttpConfig{}, listen), http::ServerOptions{});
+  EXPECT_EQ(RouterOptionsFrom(config::HttpConfig{}, {}), query::RouterOptions{});
+}
+
+TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
+  config::HttpConfig c;
+  c.threads = 3;
+  c.read_helpers = 0;
+  c.busy_poll_us = 7;
+  c.table_name = "t";
+  c.max_body_bytes = 11;
+  c.max_header_bytes = 12;
+  c.max_limit = 13;
+  c.max_page_bytes = 14;
+  c.max_connections = 15;
+  c.request_timeout_ms = 16;
+  c.header_timeout_ms = 17;
+  const http::ServerOptions server = ServerOptionsFrom(c, HostPort{"::1", 9});
+  EXPECT_EQ(server.address, "::1");
+  EXPECT_EQ(server.port, 9);
+  EXPECT_EQ(server.threads, 3);
+  EXPECT_EQ(server.busy_poll, std::chrono::microseconds(7));
+  EXPECT_EQ(server.max_body_bytes, 11u);
+  EXPECT_EQ(server.max_header_bytes, 12u);
+  EXPECT_EQ(server.max_connections, 15);
+  EXPECT_EQ(server.request_timeout, std::chrono::milliseconds(16));
+  EXPECT_EQ(server.header_timeout, std::chrono::milliseconds(17));
+  const query::RouterOptions router = RouterOptionsFrom(c, {"tok"});
+  EXPECT_EQ(router.table_name, "t");
+  EXPECT_EQ(router.bearer_tokens, std::vector<std::string>{"tok"});
+  EXPECT_EQ(router.limits.max_limit, 13u);
+  EXPECT_EQ(router.limits.max_page_bytes, 14u);
+  EXPECT_EQ(router.read_helpers, 0);
+}
+
+}  // namespace
+}  // namespace readingsd::daemon
