@@ -56,8 +56,8 @@ http::ServerOptions ServerOptionsFrom(const config::HttpConfig& c, const HostPor
   return o;
 }
 
-query::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, std::vector<std::string> tokens) {
-  query::RouterOptions o;
+api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, std::vector<std::string> tokens) {
+  api::RouterOptions o;
   o.table_name = c.table_name;
   o.bearer_tokens = std::move(tokens);
   o.limits.max_limit = c.max_limit;

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "api/router.h"
 #include "base/text.h"
 #include "config/config.h"
 #include "http/server.h"
 #include "ingest/mqtt_ingest.h"
 #include "metrics/hotness.h"
-#include "query/router.h"
 #include "storage/store.h"
 
 namespace readingsd::daemon {
@@ -25,6 +25,6 @@ metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& config);
 // `listen` is config.listen, parsed.
 http::ServerOptions ServerOptionsFrom(const config::HttpConfig& config, const HostPort& listen);
 // `tokens` are read from config.auth_token_file.
-query::RouterOptions RouterOptionsFrom(const config::HttpConfig& config, std::vector<std::string> tokens);
+api::RouterOptions RouterOptionsFrom(const config::HttpConfig& config, std::vector<std::string> tokens);
 
 }  // namespace readingsd::daemon

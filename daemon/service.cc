@@ -159,9 +159,9 @@ int RunService(const config::Config& config, const std::string& config_path) {
     log.Write(LogLevel::kError, "config: http.listen: expected host:port, got " + config.http.listen);
     return kExitConfig;
   }
-  query::RouterHooks router_hooks;
-  router_hooks.metrics = [&exporter] { return exporter.Serialize(); };
-  router_hooks.ready = [&ingest, &store](std::string* detail) {
+  api::RouterHooks router_hooks;
+  router_hooks.ops.metrics = [&exporter] { return exporter.Serialize(); };
+  router_hooks.ops.ready = [&ingest, &store](std::string* detail) {
     if (!ingest) {
       *detail = "starting";
       return false;
@@ -175,8 +175,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
   };
-  std::unique_ptr<query::Router> router;  // before `server`, which serves it until destroyed
-  if (Status s = query::Router::Make(RouterOptionsFrom(config.http, tokens), store.get(), router_hooks, &router);
+  std::unique_ptr<api::Router> router;  // before `server`, which serves it until destroyed
+  if (Status s = api::Router::Make(RouterOptionsFrom(config.http, tokens), store.get(), router_hooks, &router);
       !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
     return kExitConfig;

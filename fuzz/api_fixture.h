@@ -1,7 +1,7 @@
 // The HTTP handler fuzzers' world: one real Store in a fresh temporary directory, opened once
 // per process and filled with a few readings (every attribute type; "big-1" has items large
 // enough that the page-size cap is reached, "long-1" enough items that a page is read in two
-// parts), a read helper (query/read_helpers.h) as the Router has, and an ApiContext over them.
+// parts), a read helper (query/read_helpers.h) as the Router has, and each API's Context over them.
 // The directory is removed when the process exits normally (libFuzzer's -max_total_time,
 // -runs); a crashing run leaves /tmp/readingsd-fuzz-XXXXXX behind.
 #pragma once
@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "fuzz/fuzz_util.h"
-#include "query/http_api.h"
-#include "query/router.h"
+#include "api/dynamodb/dynamodb.h"
+#include "api/native/native.h"
+#include "query/query.h"
 #include "query/read_helpers.h"
 #include "storage/reading.h"
 #include "storage/store.h"
@@ -30,10 +31,11 @@ class ApiFixture {
     return fixture;
   }
 
-  query::ApiContext Context() const {
-    return query::ApiContext{options_, *store_, hooks_, started_, "fuzz-request-id", helpers_.get()};
+  api::native::Context NativeContext() const { return api::native::Context{*read_, ops_}; }
+  api::dynamodb::Context DynamoDbContext() const {
+    return api::dynamodb::Context{*read_, "readings", started_, "fuzz-request-id"};
   }
-  const query::RouterOptions& options() const { return options_; }
+  const query::ReadLimits& limits() const { return read_->limits; }
 
   ApiFixture(const ApiFixture&) = delete;
   ApiFixture& operator=(const ApiFixture&) = delete;
@@ -81,25 +83,28 @@ class ApiFixture {
     }
     if (!store_->Write(readings).ok()) Die("Store::Write");
 
-    options_.table_name = "readings";
-    options_.limits.max_limit = 300;
-    options_.limits.max_page_bytes = 32u << 10;
+    query::ReadLimits limits;
+    limits.max_limit = 300;
+    limits.max_page_bytes = 32u << 10;
     // Two cores as far as the helper knows, whatever this machine has, so it is offered parts.
     helpers_ = std::make_unique<query::ReadHelpers>(1, /*cores=*/2);
-    hooks_.metrics = [] { return std::string("# fuzz\n"); };
-    hooks_.ready = [](std::string* detail) {
+    ops_.metrics = [] { return std::string("# fuzz\n"); };
+    ops_.ready = [](std::string* detail) {
       *detail = "fuzz";
       return true;
     };
     // A page never reads more than max_limit items, whatever Limit / n asked for.
-    hooks_.on_partition_read = [this](std::string_view device_id, std::size_t items, std::size_t) {
+    auto on_partition_read = [max = limits.max_limit](std::string_view device_id, std::size_t items, std::size_t) {
       FUZZ_CHECK(!device_id.empty());
-      FUZZ_CHECK(items <= options_.limits.max_limit);
+      FUZZ_CHECK(items <= max);
     };
+    read_ = std::make_unique<query::ReadContext>(
+        query::ReadContext{*store_, limits, helpers_.get(), std::move(on_partition_read)});
     started_ = std::chrono::system_clock::time_point(std::chrono::seconds(1782201600));
   }
 
   ~ApiFixture() {
+    read_.reset();
     helpers_.reset();
     store_.reset();
     std::error_code ec;
@@ -114,8 +119,8 @@ class ApiFixture {
   std::string dir_;
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<query::ReadHelpers> helpers_;
-  query::RouterOptions options_;
-  query::RouterHooks hooks_;
+  api::native::OpsHooks ops_;
+  std::unique_ptr<query::ReadContext> read_;
   std::chrono::system_clock::time_point started_;
 };
 

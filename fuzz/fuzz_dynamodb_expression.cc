@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "expr/expr.h"
 #include "fuzz/filter_checks.h"
 #include "fuzz/fuzz_util.h"
-#include "query/expression.h"
 #include "query/filter.h"
 #include "query/query.h"
 
@@ -59,11 +59,11 @@ void CheckFilterTree(const query::FilterExpr& e) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::vector<std::string_view> parts = fuzz::Split(AsView(data, size), '\n', 3);
-  const query::ExpressionContext context{&kNames, &kValues};
+  const expr::ExpressionContext context{&kNames, &kValues};
 
   std::string device_id, a, b;
   query::SortKeyOp op = query::SortKeyOp::kAll;
-  if (query::ParseKeyConditionExpression(parts[0], context, &device_id, &op, &a, &b).ok()) {
+  if (expr::ParseKeyConditionExpression(parts[0], context, &device_id, &op, &a, &b).ok()) {
     bool from_values = false;
     for (const auto& [placeholder, value] : kValues) {
       if (const std::string* s = std::get_if<std::string>(&value); s && *s == device_id) from_values = true;
@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
 
   std::unique_ptr<query::FilterExpr> filter;
-  if (query::ParseFilterExpression(parts[1], context, &filter).ok()) {
+  if (expr::ParseFilterExpression(parts[1], context, &filter).ok()) {
     FUZZ_CHECK(filter != nullptr);
     fuzz::CheckFilterShape(*filter);
     CheckFilterTree(*filter);
@@ -89,13 +89,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
 
   std::vector<std::string> projection{"left over"};  // the parser must clear it
-  if (query::ParseProjectionExpression(parts[2], context, &projection).ok()) {
+  if (expr::ParseProjectionExpression(parts[2], context, &projection).ok()) {
     FUZZ_CHECK(!projection.empty());
     const std::set<std::string> distinct(projection.begin(), projection.end());
     FUZZ_CHECK(distinct.size() == projection.size());
     for (const std::string& name : projection) FUZZ_CHECK(!name.empty());
   }
 
-  (void)query::CheckPlaceholdersUsed(context, {parts[0], parts[1], parts[2]});
+  (void)expr::CheckPlaceholdersUsed(context, {parts[0], parts[1], parts[2]});
   return 0;
 }

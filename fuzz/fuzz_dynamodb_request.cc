@@ -1,5 +1,5 @@
-// The DynamoDB-compatible endpoint (HandleDynamoDbRequest) with a fuzzed request body, against a
-// real Store (fuzz/api_fixture.h). The request parser is internal to dynamodb_api.cc, so the
+// The DynamoDB-compatible endpoint (api::dynamodb::HandleRequest) with a fuzzed request body, against a
+// real Store (fuzz/api_fixture.h). The request parser is internal to api/dynamodb/dynamodb.cc, so the
 // whole handler is driven, as the Router drives it for POST /.
 //
 // Input layout: a first byte 0x01-0x05 picks the operation (GetItem, DescribeTable, ListTables,
@@ -16,12 +16,12 @@
 #include <boost/crc.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/dynamodb/dynamodb.h"
 #include "fuzz/api_fixture.h"
 #include "fuzz/fuzz_util.h"
-#include "query/dynamodb_api.h"
-#include "query/http_api.h"
 
 using namespace readingsd;
 using readingsd::fuzz::AsView;
@@ -43,9 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   request.body() = std::string(body);
   request.prepare_payload();
 
-  const query::ApiContext context = fixture.Context();
+  const auto context = fixture.DynamoDbContext();
   std::string_view endpoint;
-  const http::Response response = query::HandleDynamoDbRequest(context, request, &endpoint);
+  const http::Response response = api::dynamodb::HandleRequest(context, request, &endpoint);
 
   FUZZ_CHECK(!endpoint.empty());
   const unsigned status = response.result_int();
@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   crc.process_bytes(response.body().data(), response.body().size());
   FUZZ_CHECK(http::ToStd(response["x-amz-crc32"]) == std::to_string(crc.checksum()));
 
-  const query::Json json = query::Json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::ordered_json json = nlohmann::ordered_json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
   FUZZ_CHECK(!json.is_discarded() && json.is_object());
   if (status != 200) {
     FUZZ_CHECK(json.contains("__type") && json["__type"].is_string());
@@ -72,12 +72,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FUZZ_CHECK(json.contains("ScannedCount") && json["ScannedCount"].is_number_unsigned());
     const auto count = json["Count"].get<std::size_t>();
     const auto scanned = json["ScannedCount"].get<std::size_t>();
-    FUZZ_CHECK(count <= scanned && scanned <= fixture.options().limits.max_limit);
+    FUZZ_CHECK(count <= scanned && scanned <= fixture.limits().max_limit);
     if (json.contains("Items")) {
       FUZZ_CHECK(json["Items"].is_array() && json["Items"].size() == count);
     }
     if (json.contains("LastEvaluatedKey")) {
-      const query::Json& key = json["LastEvaluatedKey"];
+      const nlohmann::ordered_json& key = json["LastEvaluatedKey"];
       FUZZ_CHECK(key.size() == 2 && key.contains("deviceId") && key.contains("readingTs"));
     }
   }

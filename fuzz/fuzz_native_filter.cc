@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "expr/expr.h"
 #include "fuzz/filter_checks.h"
 #include "fuzz/fuzz_util.h"
 #include "query/filter.h"
@@ -19,7 +20,7 @@ using readingsd::fuzz::AsView;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::string_view text = AsView(data, size);
   std::unique_ptr<query::FilterExpr> filter;
-  const Status s = query::ParseNativeFilter(text, &filter);
+  const Status s = expr::ParseNativeFilter(text, &filter);
   if (!s.ok()) {
     FUZZ_CHECK(s.IsInvalidArgument());
     FUZZ_CHECK(s.message().starts_with("filter: "));
@@ -33,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   // The same text wrapped in NOT ( ... ) is the complement (when it still fits).
   std::unique_ptr<query::FilterExpr> negated;
   const std::string wrapped = "not (" + std::string(text) + ")";
-  const bool have_negation = query::ParseNativeFilter(wrapped, &negated).ok();
+  const bool have_negation = expr::ParseNativeFilter(wrapped, &negated).ok();
   for (const storage::Reading& reading : fuzz::SampleReadings()) {
     const std::vector<storage::AttributeView> attributes = storage::ViewsOf(reading.attributes);
     const bool match = query::Matches(*filter, attributes);

@@ -1,7 +1,7 @@
-// The native HTTP API (HandleNativeRequest) with a fuzzed request target — path and query
+// The native HTTP API (api::native::HandleRequest) with a fuzzed request target — path and query
 // string, e.g. /v1/devices/sensor-1/readings?from=2026-06-23T00:00:00Z&filter=temperature%3E20 —
 // against a real Store (fuzz/api_fixture.h). Its parsers (percent-decoding, routing, query
-// parameters, cursors, bounds, filters) are internal to native_api.cc, so the handler is driven
+// parameters, cursors, bounds, filters) are internal to api/native/native.cc, so the handler is driven
 // as the Router drives it.
 //
 // Input layout: the whole input is the target of a GET, except that a first byte 0x01 makes it
@@ -13,12 +13,12 @@
 // and every item its key.
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "api/native/native.h"
 #include "fuzz/api_fixture.h"
 #include "fuzz/fuzz_util.h"
-#include "query/http_api.h"
-#include "query/native_api.h"
 
 using namespace readingsd;
 using readingsd::fuzz::AsView;
@@ -34,9 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   }
 
   http::Request request{method, boost::beast::string_view(target.data(), target.size()), 11};
-  const query::ApiContext context = fixture.Context();
+  const auto context = fixture.NativeContext();
   std::string_view endpoint;
-  const http::Response response = query::HandleNativeRequest(context, request, &endpoint);
+  const http::Response response = api::native::HandleRequest(context, request, &endpoint);
 
   FUZZ_CHECK(!endpoint.empty());
   const unsigned status = response.result_int();
@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FUZZ_CHECK(status == 200);  // /healthz and /metrics are text
     return 0;
   }
-  const query::Json json = query::Json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::ordered_json json = nlohmann::ordered_json::parse(response.body(), nullptr, /*allow_exceptions=*/false);
   FUZZ_CHECK(!json.is_discarded() && json.is_object());
   if (status != 200) {
     FUZZ_CHECK(json.contains("error") && json["error"].is_object());
@@ -57,8 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FUZZ_CHECK(json["items"].is_array());
     const auto count = json["count"].get<std::size_t>();
     const auto scanned = json["scannedCount"].get<std::size_t>();
-    FUZZ_CHECK(json["items"].size() == count && count <= scanned && scanned <= fixture.options().limits.max_limit);
-    for (const query::Json& item : json["items"]) {  // attributes= never drops the key
+    FUZZ_CHECK(json["items"].size() == count && count <= scanned && scanned <= fixture.limits().max_limit);
+    for (const nlohmann::ordered_json& item : json["items"]) {  // attributes= never drops the key
       FUZZ_CHECK(item["deviceId"].is_string() && item["readingTs"].is_string());
     }
   }

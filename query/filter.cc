@@ -4,8 +4,6 @@
 #include <optional>
 #include <variant>
 
-#include "query/condition_parser.h"
-
 namespace readingsd::query {
 namespace {
 
@@ -80,10 +78,6 @@ bool Matches(const FilterExpr& filter, std::span<const storage::AttributeView> a
       return !Matches(*filter.children[0], attributes);
   }
   return false;
-}
-
-Status ParseNativeFilter(std::string_view text, std::unique_ptr<FilterExpr>* filter) {
-  return internal::ParseCondition(text, internal::ExpressionKind::kNativeFilter, nullptr, filter);
 }
 
 }  // namespace readingsd::query

@@ -6,10 +6,8 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "base/status.h"
 #include "storage/reading.h"
 
 namespace readingsd::query {
@@ -37,17 +35,5 @@ struct FilterExpr {
 // passes it (conditional writes such as "#status <> :busy" on a new item rely on that).
 // `attributes` are an item's as read (storage::ReadAttributes), or storage::ViewsOf a Reading's.
 bool Matches(const FilterExpr& filter, std::span<const storage::AttributeView> attributes);
-
-// The native API's compact filter, e.g. "temperature>30", "temperature >= 30 and status = ok",
-// "humidity<>0 or not (a<1)". It is the DynamoDB condition grammar (see query/expression.h:
-// = <> < <= > >=, BETWEEN, begins_with(a, v), attribute_exists(a), attribute_not_exists(a),
-// not > and > or, parentheses; keywords case-insensitive) with literals instead of placeholders:
-// `attribute op value`, where a value is a number when it is a plain decimal, true / false
-// (lower case) a boolean, "..." a string (\" and \\ escapes), and any other bare word a string
-// (quote "and", "or", "not", "between", "in" to mean the words). `!=` is accepted for `<>`.
-// Key attributes are rejected: they belong in the key condition. At most 4096 bytes, as any
-// DynamoDB expression; parentheses and NOT nest at most 64 deep. Errors name the byte offset:
-// "filter: expected a value after '>' at offset 12".
-Status ParseNativeFilter(std::string_view text, std::unique_ptr<FilterExpr>* filter);
 
 }  // namespace readingsd::query

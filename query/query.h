@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -12,28 +13,12 @@
 
 #include "base/status.h"
 #include "query/filter.h"
+#include "query/key_condition.h"
 #include "query/read_helpers.h"
 #include "storage/reading.h"
 #include "storage/store.h"
 
 namespace readingsd::query {
-
-enum class SortKeyOp { kAll, kEq, kLt, kLe, kGt, kGe, kBetween, kBeginsWith };
-
-struct KeyCondition {
-  std::string device_id;
-  SortKeyOp op = SortKeyOp::kAll;
-  std::string a;  // normalised sort key; the raw prefix for kBeginsWith
-  std::string b;  // kBetween's upper bound (inclusive)
-};
-
-// Validates the device id and normalises `a` / `b` (any ISO-8601 form the ingest path accepts)
-// exactly as keys are normalised; a begins_with prefix is checked with ValidateSortKeyPrefix.
-// BETWEEN with a > b is InvalidArgument, as in DynamoDB; the bounds compare after normalisation
-// (T10:00:00+02:00 is 08:00Z, before T09:00:00Z). `a` must be empty for kAll, `b` for all but
-// kBetween. Query expects a KeyCondition made here.
-Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_view a,
-                        std::string_view b, KeyCondition* condition);
 
 inline constexpr std::size_t kMaxPageBytes = 1u << 20;  // DynamoDB's 1 MB page
 
@@ -43,6 +28,24 @@ struct ReadLimits {
   std::size_t max_page_bytes = kMaxPageBytes;  // a page also ends after this many bytes read
 
   bool operator==(const ReadLimits&) const = default;
+};
+
+// Once per query or get: the partition, the items read and their storage::ItemSize total,
+// filtered out or not (a filter does not make a read cheaper). Called from any thread.
+using PartitionReadHook =
+    std::function<void(std::string_view device_id, std::size_t items, std::size_t bytes)>;
+
+// What an API reads with on a request's behalf, the same for every API. Made once by whoever
+// serves requests and shared by their threads (nothing in it changes).
+struct ReadContext {
+  const storage::Store& store;
+  ReadLimits limits;
+  ReadHelpers* helpers = nullptr;  // optional: for QueryRequest::helpers
+  PartitionReadHook on_partition_read;  // optional
+
+  void ReportPartitionRead(std::string_view device_id, std::size_t items, std::size_t bytes) const {
+    if (on_partition_read) on_partition_read(device_id, items, bytes);
+  }
 };
 
 struct QueryRequest {

@@ -13,7 +13,7 @@ TEST(OptionsTest, ConfigDefaultsAreTheLibraryDefaults) {
   HostPort listen;
   ASSERT_TRUE(ParseHostPort(config::HttpConfig{}.listen, &listen).ok());
   EXPECT_EQ(ServerOptionsFrom(config::HttpConfig{}, listen), http::ServerOptions{});
-  EXPECT_EQ(RouterOptionsFrom(config::HttpConfig{}, {}), query::RouterOptions{});
+  EXPECT_EQ(RouterOptionsFrom(config::HttpConfig{}, {}), api::RouterOptions{});
 }
 
 TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
@@ -39,7 +39,7 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   EXPECT_EQ(server.max_connections, 15);
   EXPECT_EQ(server.request_timeout, std::chrono::milliseconds(16));
   EXPECT_EQ(server.header_timeout, std::chrono::milliseconds(17));
-  const query::RouterOptions router = RouterOptionsFrom(c, {"tok"});
+  const api::RouterOptions router = RouterOptionsFrom(c, {"tok"});
   EXPECT_EQ(router.table_name, "t");
   EXPECT_EQ(router.bearer_tokens, std::vector<std::string>{"tok"});
   EXPECT_EQ(router.limits.max_limit, 13u);

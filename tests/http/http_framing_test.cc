@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "tests/http/http_test_util.h"
+#include "tests/api/served.h"
 
 namespace readingsd::test {
 namespace {

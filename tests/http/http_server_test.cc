@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/http/http_test_util.h"
+#include "tests/api/served.h"
 
 namespace readingsd::test {
 namespace {

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/http/http_test_util.h"
+#include "tests/api/served.h"
 
 namespace readingsd::test {
 namespace {
@@ -176,7 +176,7 @@ TEST_F(HttpServerTest, SlowLorisBeyondMaxConnectionsLocksNobodyOut) {
 TEST_F(HttpServerTest, ConnectionBeyondMaxConnectionsGets503WhenEveryOneIsAnswering) {
   auto events = std::make_shared<Events>();
   ServeHooks hooks = CountingHooks(events);
-  hooks.api.metrics = [events] {
+  hooks.api.ops.metrics = [events] {
     events->Add("metrics");
     events->WaitForRelease();
     return std::string("# nothing\n");

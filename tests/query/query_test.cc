@@ -26,6 +26,15 @@ namespace {
 
 using storage::Reading;
 
+// `attribute op value`, the tree the grammars (expr/) build for such a filter.
+std::unique_ptr<FilterExpr> Compare(std::string attribute, CompareOp op, storage::AttributeValue value) {
+  auto filter = std::make_unique<FilterExpr>();
+  filter->op = op;
+  filter->operands.push_back(Operand{.is_attribute = true, .attribute = std::move(attribute)});
+  filter->operands.push_back(Operand{.literal = std::move(value)});
+  return filter;
+}
+
 std::string SortKey(std::string_view timestamp) {
   std::string sort_key;
   EXPECT_TRUE(storage::NormalizeTimestamp(timestamp, &sort_key).ok()) << timestamp;
@@ -353,8 +362,7 @@ TEST_F(QueryTest, ADamagedStoredValueFailsTheQuery) {
   }
   ObservedStore observed(*store_);
   observed.damaged_sort_key = SortKey("2026-06-23T08:01:00Z");
-  std::unique_ptr<FilterExpr> filter;
-  ASSERT_TRUE(ParseNativeFilter("temperature > 100", &filter).ok());
+  const std::unique_ptr<FilterExpr> filter = Compare("temperature", CompareOp::kGt, 100.0);
   for (const FilterExpr* f : std::vector<const FilterExpr*>{nullptr, filter.get()}) {
     for (bool forward : {true, false}) {
       QueryRequest request = WholePartition("a1", forward, f);
@@ -396,8 +404,7 @@ TEST_F(QueryTest, ASinkGetsWhatItemsKeep) {
       }
     }
   };
-  std::unique_ptr<FilterExpr> filter;
-  ASSERT_TRUE(ParseNativeFilter("unit = \"C\"", &filter).ok());
+  const std::unique_ptr<FilterExpr> filter = Compare("unit", CompareOp::kEq, std::string("C"));
   for (const FilterExpr* f : std::vector<const FilterExpr*>{nullptr, filter.get()}) {
     for (bool forward : {true, false}) {
       QueryRequest request = WholePartition("a1", forward, f);
@@ -520,8 +527,7 @@ TEST_F(QueryTest, FilterCountsReturnedItemsAndScannedItems) {
   for (int i = 0; i < 10; ++i) {
     Put("a1", "2026-06-23T08:00:0" + std::to_string(i) + "Z", {{"temperature", double(i)}});
   }
-  std::unique_ptr<FilterExpr> filter;
-  ASSERT_TRUE(ParseNativeFilter("temperature >= 7", &filter).ok());
+  const std::unique_ptr<FilterExpr> filter = Compare("temperature", CompareOp::kGe, 7.0);
   QueryRequest request;
   request.filter = filter.get();
   QueryResult result = Run("a1", SortKeyOp::kAll, "", "", request);
@@ -536,8 +542,7 @@ TEST_F(QueryTest, PageEmptiedByTheFilterStillHasANextKey) {
   for (int i = 0; i < 10; ++i) {
     Put("a1", "2026-06-23T08:00:0" + std::to_string(i) + "Z", {{"temperature", double(i)}});
   }
-  std::unique_ptr<FilterExpr> filter;
-  ASSERT_TRUE(ParseNativeFilter("temperature > 7", &filter).ok());
+  const std::unique_ptr<FilterExpr> filter = Compare("temperature", CompareOp::kGt, 7.0);
   QueryRequest request;
   request.filter = filter.get();
   request.limit = 3;
@@ -699,8 +704,7 @@ TEST(ReadHelpersTest, APartIsHandedOverOnlyWhileACoreIsLeft) {
 TEST_F(LongPartitionTest, PagesReadInTwoPartsAreThePagesOneThreadReads) {
   ReadHelpers helpers(1);
   std::atomic<std::size_t> by_helper{0};
-  std::unique_ptr<FilterExpr> filter;
-  ASSERT_TRUE(ParseNativeFilter("t >= 30", &filter).ok());
+  const std::unique_ptr<FilterExpr> filter = Compare("t", CompareOp::kGe, 30.0);
   std::mt19937 random(623);
   auto pick = [&] { return keys_[std::uniform_int_distribution<std::size_t>(0, keys_.size() - 1)(random)]; };
   for (int round = 0; round < 120; ++round) {

@@ -1,4 +1,8 @@
-// DynamoDB's expression languages, as the DynamoDB-compatible API receives them:
+// expr: the two expression languages readingsd reads, parsed into the engine's types
+// (query::KeyCondition's parts, query::FilterExpr). Both are one grammar over one lexer
+// (expr/parser.h, expr/lexer.h), so they can never disagree about a word or a precedence.
+//
+// DynamoDB's expressions, as the DynamoDB-compatible API receives them:
 // KeyConditionExpression, FilterExpression and ProjectionExpression with their
 // ExpressionAttributeNames (#n) and ExpressionAttributeValues (:v).
 //
@@ -20,10 +24,10 @@
 
 #include "base/status.h"
 #include "query/filter.h"
-#include "query/query.h"
+#include "query/key_condition.h"
 #include "storage/reading.h"
 
-namespace readingsd::query {
+namespace readingsd::expr {
 
 struct ExpressionContext {
   const std::map<std::string, std::string>* names = nullptr;                // "#n" -> attribute name
@@ -37,12 +41,12 @@ struct ExpressionContext {
 // Writes the raw (not yet normalised) values: the caller passes them to MakeKeyCondition.
 // `b` is set for BETWEEN only; `a` is empty for kAll.
 Status ParseKeyConditionExpression(std::string_view text, const ExpressionContext& context,
-                                   std::string* device_id, SortKeyOp* op, std::string* a,
+                                   std::string* device_id, query::SortKeyOp* op, std::string* a,
                                    std::string* b);
 
 // Key attributes are rejected, as in DynamoDB: they belong in the key condition.
 Status ParseFilterExpression(std::string_view text, const ExpressionContext& context,
-                             std::unique_ptr<FilterExpr>* filter);
+                             std::unique_ptr<query::FilterExpr>* filter);
 
 // A comma-separated list of attribute names (key attributes included); a name listed twice is
 // an error, as DynamoDB reports overlapping paths.
@@ -55,4 +59,16 @@ Status ParseProjectionExpression(std::string_view text, const ExpressionContext&
 Status CheckPlaceholdersUsed(const ExpressionContext& context,
                              const std::vector<std::string_view>& expressions);
 
-}  // namespace readingsd::query
+// The native API's compact filter, e.g. "temperature>30", "temperature >= 30 and status = ok",
+// "humidity<>0 or not (a<1)". It is the DynamoDB condition grammar (above:
+// = <> < <= > >=, BETWEEN, begins_with(a, v), attribute_exists(a), attribute_not_exists(a),
+// not > and > or, parentheses; keywords case-insensitive) with literals instead of placeholders:
+// `attribute op value`, where a value is a number when it is a plain decimal, true / false
+// (lower case) a boolean, "..." a string (\" and \\ escapes), and any other bare word a string
+// (quote "and", "or", "not", "between", "in" to mean the words). `!=` is accepted for `<>`.
+// Key attributes are rejected: they belong in the key condition. At most 4096 bytes, as any
+// DynamoDB expression; parentheses and NOT nest at most 64 deep. Errors name the byte offset:
+// "filter: expected a value after '>' at offset 12".
+Status ParseNativeFilter(std::string_view text, std::unique_ptr<query::FilterExpr>* filter);
+
+}  // namespace readingsd::expr

@@ -1,5 +1,5 @@
-// Shared by the http_test files: a synchronous Beast client over real loopback TCP and a fixture
-// that serves a RocksDB store in a temp dir on an ephemeral port.
+// Shared by the API and HTTP tests: a synchronous Beast client over real loopback TCP and a
+// fixture that serves a RocksDB store in a temp dir through the real Router on an ephemeral port.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "api/router.h"
 #include "http/server.h"
-#include "query/router.h"
 #include "storage/reading.h"
 #include "storage/store.h"
 #include "tests/support/temp_dir.h"
@@ -73,14 +73,14 @@ std::string SampleSortKey(int minute);
 
 struct ServeOptions {
   http::ServerOptions server;
-  query::RouterOptions api;
+  api::RouterOptions api;
 };
 struct ServeHooks {
-  query::RouterHooks api;
+  api::RouterHooks api;
   http::ServerHooks server;
 };
 struct Served {
-  std::unique_ptr<query::Router> router;
+  std::unique_ptr<api::Router> router;
   std::unique_ptr<http::Server> server;  // after the router: stops first
 };
 
@@ -101,7 +101,7 @@ class HttpServerTest : public ::testing::Test {
 
   TempDir dir_{"readingsd-http-test"};
   std::unique_ptr<storage::Store> store_;
-  std::unique_ptr<query::Router> router_;
+  std::unique_ptr<api::Router> router_;
   std::unique_ptr<http::Server> server_;  // after the router: stops first
 };
 

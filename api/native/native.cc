@@ -1,4 +1,4 @@
-#include "query/native_api.h"
+#include "api/native/native.h"
 
 #include <algorithm>
 #include <array>
@@ -13,12 +13,20 @@
 #include <variant>
 #include <vector>
 
-#include "query/filter.h"
-#include "query/query.h"
+#include "expr/expr.h"
+#include "json/dump.h"
 #include "storage/key.h"
 
-namespace readingsd::query {
+namespace readingsd::api::native {
 namespace {
+
+using Json = OrderedJson;
+using query::FilterExpr;
+using query::ItemSink;
+using query::KeyCondition;
+using query::QueryRequest;
+using query::QueryResult;
+using query::SortKeyOp;
 
 using Params = std::map<std::string, std::string, std::less<>>;
 
@@ -91,9 +99,9 @@ http::Response TextResponse(std::string_view content_type, std::string body) {
 // InvalidArgument is the client's mistake, NotFound an absent item; anything else is the
 // store failing, the only cause of a 500.
 http::Response ErrorFromStatus(const Status& s) {
-  if (s.IsInvalidArgument()) return NativeError(http::status::bad_request, "InvalidParameter", s.message());
-  if (s.IsNotFound()) return NativeError(http::status::not_found, "NotFound", s.message());
-  return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
+  if (s.IsInvalidArgument()) return Error(http::status::bad_request, "InvalidParameter", s.message());
+  if (s.IsNotFound()) return Error(http::status::not_found, "NotFound", s.message());
+  return Error(http::status::internal_server_error, "InternalError", s.ToString());
 }
 
 int HexDigit(char c) {
@@ -347,7 +355,7 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
     if (lower || upper) {
       return Status::InvalidArgument("begins_with: cannot be combined with from, to, after or before");
     }
-    Status s = MakeKeyCondition(device_id, SortKeyOp::kBeginsWith, *prefix, "", key);
+    Status s = query::MakeKeyCondition(device_id, SortKeyOp::kBeginsWith, *prefix, "", key);
     return s.ok() ? s : Named("begins_with", s);
   }
   if (lower && upper && lower->sort_key > upper->sort_key) {
@@ -368,16 +376,16 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
     return Status::OK();
   }
   if (lower && upper)
-    return MakeKeyCondition(device_id, SortKeyOp::kBetween, lower->sort_key, upper->sort_key, key);
-  if (lower) return MakeKeyCondition(device_id, SortKeyOp::kGe, lower->sort_key, "", key);
-  if (upper) return MakeKeyCondition(device_id, SortKeyOp::kLe, upper->sort_key, "", key);
-  return MakeKeyCondition(device_id, SortKeyOp::kAll, "", "", key);
+    return query::MakeKeyCondition(device_id, SortKeyOp::kBetween, lower->sort_key, upper->sort_key, key);
+  if (lower) return query::MakeKeyCondition(device_id, SortKeyOp::kGe, lower->sort_key, "", key);
+  if (upper) return query::MakeKeyCondition(device_id, SortKeyOp::kLe, upper->sort_key, "", key);
+  return query::MakeKeyCondition(device_id, SortKeyOp::kAll, "", "", key);
 }
 
-Status ParseReadingsQuery(const ApiContext& context, const std::string& device_id, const Params& params,
+Status ParseReadingsQuery(const Context& context, const std::string& device_id, const Params& params,
                           QueryRequest* request, std::unique_ptr<FilterExpr>* filter, bool* empty) {
   if (Status s = NativeKeyCondition(device_id, params, &request->key, empty); !s.ok()) return s;
-  if (Status s = CountParam(params, "limit", kDefaultLimit, context.options.limits.max_limit, &request->limit);
+  if (Status s = CountParam(params, "limit", kDefaultLimit, context.read.limits.max_limit, &request->limit);
       !s.ok()) {
     return s;
   }
@@ -391,11 +399,11 @@ Status ParseReadingsQuery(const ApiContext& context, const std::string& device_i
     if (Status s = DecodeCursor(device_id, *cursor, &request->exclusive_start); !s.ok()) return s;
   }
   if (const std::string* text = Find(params, "filter")) {
-    if (Status s = ParseNativeFilter(*text, filter); !s.ok()) return s;  // its message names "filter"
+    if (Status s = expr::ParseNativeFilter(*text, filter); !s.ok()) return s;  // its message names "filter"
     request->filter = filter->get();
   }
-  request->max_page_bytes = context.options.limits.max_page_bytes;
-  request->helpers = context.read_helpers;
+  request->max_page_bytes = context.read.limits.max_page_bytes;
+  request->helpers = context.read.helpers;
   return Status::OK();
 }
 
@@ -572,19 +580,19 @@ class PageWriter final : public ItemSink {
   std::vector<std::size_t> item_ends_;  // of a part's items in body_
 };
 
-http::Response RunQuery(const ApiContext& context, const QueryRequest& request, const Projection& projection,
+http::Response RunQuery(const Context& context, const QueryRequest& request, const Projection& projection,
                       bool empty_range) {
   QueryResult result;
   PageWriter page(request.key.device_id, std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000),
                   projection);
   if (!empty_range) {
-    if (Status s = Query(context.store, request, &result, &page); !s.ok()) return ErrorFromStatus(s);
+    if (Status s = query::Query(context.read.store, request, &result, &page); !s.ok()) return ErrorFromStatus(s);
   }
-  ReportPartitionRead(context, request.key.device_id, result.scanned_count, result.scanned_bytes);
+  context.read.ReportPartitionRead(request.key.device_id, result.scanned_count, result.scanned_bytes);
   return JsonResponse(http::status::ok, std::move(page).Finish(result));
 }
 
-http::Response Readings(const ApiContext& context, const Match& match, const Params& params) {
+http::Response Readings(const Context& context, const Match& match, const Params& params) {
   QueryRequest request;
   std::unique_ptr<FilterExpr> filter;
   bool empty = false;
@@ -596,24 +604,24 @@ http::Response Readings(const ApiContext& context, const Match& match, const Par
   return RunQuery(context, request, projection, empty);
 }
 
-http::Response Latest(const ApiContext& context, const Match& match, const Params& params) {
+http::Response Latest(const Context& context, const Match& match, const Params& params) {
   QueryRequest request;
   Projection projection;
-  if (Status s = CountParam(params, "n", kDefaultLatest, context.options.limits.max_limit, &request.limit);
+  if (Status s = CountParam(params, "n", kDefaultLatest, context.read.limits.max_limit, &request.limit);
       !s.ok()) {
     return ErrorFromStatus(s);
   }
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
-  if (Status s = MakeKeyCondition(match.device_id, SortKeyOp::kAll, "", "", &request.key); !s.ok()) {
+  if (Status s = query::MakeKeyCondition(match.device_id, SortKeyOp::kAll, "", "", &request.key); !s.ok()) {
     return ErrorFromStatus(Named("deviceId", s));
   }
   request.scan_forward = false;
-  request.max_page_bytes = context.options.limits.max_page_bytes;
-  request.helpers = context.read_helpers;
+  request.max_page_bytes = context.read.limits.max_page_bytes;
+  request.helpers = context.read.helpers;
   return RunQuery(context, request, projection, false);
 }
 
-http::Response Item(const ApiContext& context, const Match& match, const Params& params) {
+http::Response Item(const Context& context, const Match& match, const Params& params) {
   Projection projection;
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
   std::string sort_key;
@@ -621,14 +629,14 @@ http::Response Item(const ApiContext& context, const Match& match, const Params&
     return ErrorFromStatus(Named("timestamp", s));
   }
   storage::Reading reading;
-  Status s = context.store.Get(match.device_id, sort_key, &reading);
+  Status s = context.read.store.Get(match.device_id, sort_key, &reading);
   if (s.IsNotFound()) {
-    ReportPartitionRead(context, match.device_id, 0, 0);
-    return NativeError(http::status::not_found, "NotFound",
+    context.read.ReportPartitionRead(match.device_id, 0, 0);
+    return Error(http::status::not_found, "NotFound",
                        "no reading of device " + match.device_id + " at " + sort_key);
   }
-  if (!s.ok()) return NativeError(http::status::internal_server_error, "InternalError", s.ToString());
-  ReportPartitionRead(context, match.device_id, 1, storage::ItemSize(reading));
+  if (!s.ok()) return Error(http::status::internal_server_error, "InternalError", s.ToString());
+  context.read.ReportPartitionRead(match.device_id, 1, storage::ItemSize(reading));
   const std::vector<storage::AttributeView> attributes = storage::ViewsOf(reading.attributes);
   std::vector<storage::AttributeView> kept;
   std::string body;
@@ -636,32 +644,32 @@ http::Response Item(const ApiContext& context, const Match& match, const Params&
   return JsonResponse(http::status::ok, std::move(body));
 }
 
-http::Response Ready(const ApiContext& context) {
+http::Response Ready(const Context& context) {
   std::string detail;
-  const bool ready = !context.hooks.ready || context.hooks.ready(&detail);
+  const bool ready = !context.ops.ready || context.ops.ready(&detail);
   Json body = Json::object();
   body["ready"] = ready;
   body["detail"] = detail;
   return JsonResponse(ready ? http::status::ok : http::status::service_unavailable, DumpJson(body));
 }
 
-http::Response Metrics(const ApiContext& context) {
-  if (!context.hooks.metrics) {
-    return NativeError(http::status::not_found, "NotFound", "no metrics exporter is configured");
+http::Response Metrics(const Context& context) {
+  if (!context.ops.metrics) {
+    return Error(http::status::not_found, "NotFound", "no metrics exporter is configured");
   }
-  return TextResponse("text/plain; version=0.0.4", context.hooks.metrics());
+  return TextResponse("text/plain; version=0.0.4", context.ops.metrics());
 }
 
 }  // namespace
 
-http::Response NativeError(http::status status, std::string_view code, std::string_view message) {
+http::Response Error(http::status status, std::string_view code, std::string_view message) {
   Json body = Json::object();
   body["error"]["code"] = code;
   body["error"]["message"] = message;
   return JsonResponse(status, DumpJson(body));
 }
 
-http::Response HandleNativeRequest(const ApiContext& context, const http::Request& request,
+http::Response HandleRequest(const Context& context, const http::Request& request,
                                  std::string_view* endpoint) {
   *endpoint = "other";
   const std::string_view target = http::ToStd(request.target());
@@ -673,11 +681,11 @@ http::Response HandleNativeRequest(const ApiContext& context, const http::Reques
   Match match;
   if (Status s = MatchPath(path, &match); !s.ok()) {
     return s.IsNotFound()
-               ? NativeError(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path))
+               ? Error(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path))
                : ErrorFromStatus(s);
   }
   if (request.method() != http::verb::get) {
-    http::Response res = NativeError(
+    http::Response res = Error(
         http::status::method_not_allowed, "MethodNotAllowed",
         "method " + std::string(http::ToStd(request.method_string())) + " is not allowed here; use GET");
     res.set(http::field::allow, "GET");
@@ -705,7 +713,7 @@ http::Response HandleNativeRequest(const ApiContext& context, const http::Reques
     case Route::kMetrics:
       return Metrics(context);
   }
-  return NativeError(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path));
+  return Error(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path));
 }
 
-}  // namespace readingsd::query
+}  // namespace readingsd::api::native

@@ -1,15 +1,19 @@
-// Matches (DynamoDB comparison semantics) and the native ?filter= parser.
-#include "query/filter.h"
+// The native ?filter= grammar, and Matches (DynamoDB comparison semantics) on what it builds.
+#include "expr/expr.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace readingsd::query {
+namespace readingsd::expr {
 namespace {
 
 using storage::Attribute;
+using query::CompareOp;
+using query::FilterExpr;
+using query::Matches;
+using query::Operand;
 using storage::Reading;
 
 Reading With(std::vector<Attribute> attributes) {
@@ -185,4 +189,4 @@ TEST(NativeFilterTest, LongerThanDynamoDbsExpressionLimitIsRefused) {
 }
 
 }  // namespace
-}  // namespace readingsd::query
+}  // namespace readingsd::expr

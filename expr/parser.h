@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "query/expression.h"
+#include "expr/expr.h"
 #include "query/filter.h"
 
-namespace readingsd::query::internal {
+namespace readingsd::expr::internal {
 
 // What is being parsed decides the operand syntax, the error texts and the attributes allowed.
 enum class ExpressionKind {
@@ -38,9 +38,9 @@ enum class ExpressionKind {
 
 // `context` is required for the DynamoDB kinds and unused for kNativeFilter.
 Status ParseCondition(std::string_view text, ExpressionKind kind, const ExpressionContext* context,
-                      std::unique_ptr<FilterExpr>* condition);
+                      std::unique_ptr<query::FilterExpr>* condition);
 
 Status ParseAttributeList(std::string_view text, const ExpressionContext& context,
                           std::vector<std::string>* attributes);
 
-}  // namespace readingsd::query::internal
+}  // namespace readingsd::expr::internal

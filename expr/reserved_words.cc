@@ -1,11 +1,11 @@
-#include "query/reserved_words.h"
+#include "expr/reserved_words.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <string>
 
-namespace readingsd::query::internal {
+namespace readingsd::expr::internal {
 namespace {
 
 // DynamoDB's reserved words, verbatim from "Reserved words in DynamoDB" (Amazon DynamoDB
@@ -95,4 +95,4 @@ bool IsReservedWord(std::string_view word) {
   return std::ranges::binary_search(kReservedWords, std::string_view(upper));
 }
 
-}  // namespace readingsd::query::internal
+}  // namespace readingsd::expr::internal

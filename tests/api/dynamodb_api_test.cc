@@ -5,7 +5,7 @@
 #include <string>
 
 #include "json/parse.h"
-#include "tests/http/http_test_util.h"
+#include "tests/api/served.h"
 
 namespace readingsd::test {
 namespace {

@@ -1,31 +1,32 @@
-// Router: the http::Handler the daemon serves. It checks credentials and sends `/` to the
-// DynamoDB-compatible API and everything else to the native API.
+// api: the HTTP APIs readingsd answers, and the Router, the one http::Handler the daemon serves.
+// The Router checks credentials and sends `/` to the DynamoDB-compatible API (api/dynamodb/),
+// everything else to the native API (api/native/). It knows neither API's parameters.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "api/dynamodb/dynamodb.h"
+#include "api/native/native.h"
 #include "base/status.h"
 #include "http/auth.h"
 #include "http/handler.h"
 #include "query/query.h"
-#include "query/read_helpers.h"
 #include "storage/store.h"
 
-namespace readingsd::query {
+namespace readingsd::api {
 
 struct RouterOptions {
   std::string table_name = "readings";  // the one table of the DynamoDB endpoint
   // Non-empty: every endpoint but /healthz needs `Authorization: Bearer <token>` or, for AWS
   // clients that cannot send one, a SigV4 Authorization header whose access key id is a token.
   std::vector<std::string> bearer_tokens;
-  ReadLimits limits;
+  query::ReadLimits limits;
   // Threads that read the later part of a long page while the request's thread reads the first
   // (query/read_helpers.h); 0 = every page is read by its request's thread alone.
   int read_helpers = 1;
@@ -35,10 +36,8 @@ struct RouterOptions {
 
 // Called from the I/O threads, possibly concurrently: each must be thread-safe. Any may be empty.
 struct RouterHooks {
-  std::function<std::string()> metrics;            // GET /metrics body (Prometheus text)
-  std::function<bool(std::string* detail)> ready;  // GET /readyz: 200 when true, else 503
-  // Once per query or get: the partition, the items read and the bytes of items returned.
-  std::function<void(std::string_view device_id, std::size_t items, std::size_t bytes)> on_partition_read;
+  native::OpsHooks ops;                          // GET /metrics and /readyz
+  query::PartitionReadHook on_partition_read;    // every query and get, of either API
 };
 
 // Thread-safe. The endpoint names it reports: readings, latest, item, healthz, readyz, metrics,
@@ -58,16 +57,17 @@ class Router final : public http::Handler {
 
  private:
   Router(const RouterOptions& options, const storage::Store* store, RouterHooks hooks);
-  std::string NextRequestId();
+  // Each with a request id of its own (x-amzn-RequestId).
+  dynamodb::Context DynamoDbContext();
 
   const RouterOptions options_;
-  const storage::Store* const store_;
-  const RouterHooks hooks_;
+  const native::OpsHooks ops_;
   const http::Authenticator authenticator_;
   const std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
   const uint64_t request_id_salt_;  // random, so request ids differ across restarts
   std::atomic<uint64_t> requests_{0};
-  ReadHelpers read_helpers_;
+  query::ReadHelpers read_helpers_;
+  const query::ReadContext read_;  // after read_helpers_, which it points to
 };
 
-}  // namespace readingsd::query
+}  // namespace readingsd::api

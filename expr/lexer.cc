@@ -1,9 +1,11 @@
-#include "query/expression_lexer.h"
+#include "expr/lexer.h"
 
 #include <utility>
 
-namespace readingsd::query::internal {
+namespace readingsd::expr::internal {
 namespace {
+
+using query::CompareOp;
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -116,4 +118,4 @@ std::vector<Token> Tokenize(std::string_view text) {
   }
 }
 
-}  // namespace readingsd::query::internal
+}  // namespace readingsd::expr::internal

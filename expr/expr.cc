@@ -1,13 +1,18 @@
-#include "query/expression.h"
+#include "expr/expr.h"
 
 #include <set>
 #include <variant>
 
-#include "query/condition_parser.h"
-#include "query/expression_lexer.h"
+#include "expr/lexer.h"
+#include "expr/parser.h"
 
-namespace readingsd::query {
+namespace readingsd::expr {
 namespace {
+
+using query::CompareOp;
+using query::FilterExpr;
+using query::Operand;
+using query::SortKeyOp;
 
 using internal::ExpressionKind;
 
@@ -167,4 +172,8 @@ Status CheckPlaceholdersUsed(const ExpressionContext& context,
   return Status::OK();
 }
 
-}  // namespace readingsd::query
+Status ParseNativeFilter(std::string_view text, std::unique_ptr<FilterExpr>* filter) {
+  return internal::ParseCondition(text, ExpressionKind::kNativeFilter, nullptr, filter);
+}
+
+}  // namespace readingsd::expr

@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "tests/http/http_test_util.h"
+#include "tests/api/served.h"
 
 namespace readingsd::test {
 namespace {
@@ -438,11 +438,11 @@ TEST_F(NativeApiTest, HealthReadinessAndMetrics) {
   server_.reset();
   std::atomic<bool> ready{false};
   ServeHooks hooks;
-  hooks.api.ready = [&ready](std::string* detail) {
+  hooks.api.ops.ready = [&ready](std::string* detail) {
     *detail = ready ? "caught up" : "replaying the MQTT backlog";
     return ready.load();
   };
-  hooks.api.metrics = [] { return std::string("readingsd_up 1\n"); };
+  hooks.api.ops.metrics = [] { return std::string("readingsd_up 1\n"); };
   StartServer({}, std::move(hooks));
   HttpResult not_ready = Get(port(), "/readyz");
   EXPECT_EQ(not_ready.status, 503);

@@ -1,4 +1,4 @@
-#include "query/dynamodb_api.h"
+#include "api/dynamodb/dynamodb.h"
 
 #include <algorithm>
 #include <boost/crc.hpp>
@@ -13,21 +13,26 @@
 #include <variant>
 #include <vector>
 
+#include "expr/expr.h"
+#include "json/dump.h"
 #include "json/parse.h"
-#include "query/expression.h"
-#include "query/filter.h"
-#include "query/query.h"
 #include "storage/key.h"
 
-namespace readingsd::query {
+namespace readingsd::api::dynamodb {
 namespace {
+
+using Json = OrderedJson;
+using query::FilterExpr;
+using query::QueryRequest;
+using query::QueryResult;
+using query::SortKeyOp;
 
 constexpr std::string_view kTargetPrefix = "DynamoDB_20120810.";
 constexpr std::string_view kErrorTypePrefix = "com.amazonaws.dynamodb.v20120810#";
 constexpr std::string_view kReadOnly =
     " is not supported: the table is read-only over HTTP (readings arrive over MQTT)";
 
-http::Response DynamoDbResponse(const ApiContext& context, http::status status, const Json& body) {
+http::Response DynamoDbResponse(const Context& context, http::status status, const Json& body) {
   http::Response res{status, 11};
   res.set(http::field::content_type, "application/x-amz-json-1.0");
   res.set("x-amzn-RequestId", context.request_id);
@@ -38,28 +43,28 @@ http::Response DynamoDbResponse(const ApiContext& context, http::status status, 
   return res;
 }
 
-http::Response Ok(const ApiContext& context, const Json& body) {
+http::Response Ok(const Context& context, const Json& body) {
   return DynamoDbResponse(context, http::status::ok, body);
 }
 
 // InvalidArgument is the caller's ValidationException and NotFound the table it named; anything
 // else is the store failing.
-http::Response ErrorFromStatus(const ApiContext& context, const Status& s) {
+http::Response ErrorFromStatus(const Context& context, const Status& s) {
   if (s.IsInvalidArgument())
-    return DynamoDbError(context, http::status::bad_request, "ValidationException", s.message());
+    return Error(context, http::status::bad_request, "ValidationException", s.message());
   if (s.IsNotFound()) {
-    return DynamoDbError(context, http::status::bad_request, "ResourceNotFoundException", s.message());
+    return Error(context, http::status::bad_request, "ResourceNotFoundException", s.message());
   }
-  return DynamoDbError(context, http::status::internal_server_error, "InternalServerError", s.ToString());
+  return Error(context, http::status::internal_server_error, "InternalServerError", s.ToString());
 }
 
-Status CheckTable(const ApiContext& context, const std::optional<std::string>& table) {
+Status CheckTable(const Context& context, const std::optional<std::string>& table) {
   if (!table) {
     return Status::InvalidArgument(
         "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must "
         "not be null");
   }
-  if (*table != context.options.table_name) return Status::NotFound("Requested resource not found");
+  if (*table != context.table_name) return Status::NotFound("Requested resource not found");
   return Status::OK();
 }
 
@@ -211,7 +216,7 @@ struct Expressions {
 
   std::map<std::string, std::string> names;
   std::map<std::string, storage::AttributeValue> values;
-  ExpressionContext context{&names, &values};
+  expr::ExpressionContext context{&names, &values};
 };
 
 Status ParseExpressionAttributes(const Json& request, Expressions* out) {
@@ -247,7 +252,7 @@ struct ParsedQuery {
   bool count_only = false;
 };
 
-Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* query) {
+Status ParseQuery(const Context& context, const Json& body, ParsedQuery* query) {
   if (Status s = CheckMembers(
           body, "Query",
           {"TableName", "KeyConditionExpression", "ExpressionAttributeNames", "ExpressionAttributeValues",
@@ -276,22 +281,22 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
 
   std::string device_id, a, b;
   SortKeyOp op = SortKeyOp::kAll;
-  if (Status s = ParseKeyConditionExpression(*key_text, expressions.context, &device_id, &op, &a, &b);
+  if (Status s = expr::ParseKeyConditionExpression(*key_text, expressions.context, &device_id, &op, &a, &b);
       !s.ok()) {
     return s;
   }
-  if (Status s = MakeKeyCondition(device_id, op, a, b, &query->request.key); !s.ok()) return s;
+  if (Status s = query::MakeKeyCondition(device_id, op, a, b, &query->request.key); !s.ok()) return s;
   if (filter_text) {
-    if (Status s = ParseFilterExpression(*filter_text, expressions.context, &query->filter); !s.ok())
+    if (Status s = expr::ParseFilterExpression(*filter_text, expressions.context, &query->filter); !s.ok())
       return s;
     query->request.filter = query->filter.get();
   }
   if (projection_text) {
     query->projection.emplace();
-    Status s = ParseProjectionExpression(*projection_text, expressions.context, &*query->projection);
+    Status s = expr::ParseProjectionExpression(*projection_text, expressions.context, &*query->projection);
     if (!s.ok()) return s;
   }
-  Status used = CheckPlaceholdersUsed(expressions.context,
+  Status used = expr::CheckPlaceholdersUsed(expressions.context,
                                       {*key_text, filter_text.value_or(""), projection_text.value_or("")});
   if (!used.ok()) return used;
 
@@ -316,11 +321,11 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
         "1 validation error detected: Value '" + std::to_string(*limit) +
         "' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1");
   }
-  const std::size_t max_limit = context.options.limits.max_limit;
+  const std::size_t max_limit = context.read.limits.max_limit;
   query->request.limit = limit ? std::min(static_cast<std::size_t>(*limit), max_limit) : max_limit;
   query->request.scan_forward = forward.value_or(true);
-  query->request.max_page_bytes = context.options.limits.max_page_bytes;
-  query->request.helpers = context.read_helpers;
+  query->request.max_page_bytes = context.read.limits.max_page_bytes;
+  query->request.helpers = context.read.helpers;
   if (start) {
     std::string start_device;
     if (Status s = ParseKey(*start, "ExclusiveStartKey", &start_device, &query->request.exclusive_start);
@@ -335,13 +340,13 @@ Status ParseQuery(const ApiContext& context, const Json& body, ParsedQuery* quer
   return Status::OK();
 }
 
-http::Response QueryOp(const ApiContext& context, const Json& body) {
+http::Response QueryOp(const Context& context, const Json& body) {
   ParsedQuery query;
   if (Status s = ParseQuery(context, body, &query); !s.ok()) return ErrorFromStatus(context, s);
   QueryResult result;
-  if (Status s = Query(context.store, query.request, &result); !s.ok()) return ErrorFromStatus(context, s);
+  if (Status s = query::Query(context.read.store, query.request, &result); !s.ok()) return ErrorFromStatus(context, s);
   const std::string& device_id = query.request.key.device_id;
-  ReportPartitionRead(context, device_id, result.scanned_count, result.scanned_bytes);
+  context.read.ReportPartitionRead(device_id, result.scanned_count, result.scanned_bytes);
 
   Json response = Json::object();
   if (!query.count_only) {
@@ -359,7 +364,7 @@ http::Response QueryOp(const ApiContext& context, const Json& body) {
   return Ok(context, response);
 }
 
-Status ParseGetItem(const ApiContext& context, const Json& body, std::string* device_id,
+Status ParseGetItem(const Context& context, const Json& body, std::string* device_id,
                     std::string* sort_key, std::optional<std::vector<std::string>>* projection) {
   if (Status s = CheckMembers(body, "GetItem",
                               {"TableName", "Key", "ProjectionExpression", "ExpressionAttributeNames",
@@ -383,28 +388,28 @@ Status ParseGetItem(const ApiContext& context, const Json& body, std::string* de
   if (Status s = ParseExpressionAttributes(body, &expressions); !s.ok()) return s;
   if (projection_text) {
     projection->emplace();
-    if (Status s = ParseProjectionExpression(*projection_text, expressions.context, &**projection); !s.ok()) {
+    if (Status s = expr::ParseProjectionExpression(*projection_text, expressions.context, &**projection); !s.ok()) {
       return s;
     }
   }
-  return CheckPlaceholdersUsed(expressions.context, {projection_text.value_or("")});
+  return expr::CheckPlaceholdersUsed(expressions.context, {projection_text.value_or("")});
 }
 
-http::Response GetItemOp(const ApiContext& context, const Json& body) {
+http::Response GetItemOp(const Context& context, const Json& body) {
   std::string device_id, sort_key;
   std::optional<std::vector<std::string>> projection;
   if (Status s = ParseGetItem(context, body, &device_id, &sort_key, &projection); !s.ok())
     return ErrorFromStatus(context, s);
 
   storage::Reading reading;
-  Status s = context.store.Get(device_id, sort_key, &reading);
+  Status s = context.read.store.Get(device_id, sort_key, &reading);
   if (s.IsNotFound()) {
-    ReportPartitionRead(context, device_id, 0, 0);
+    context.read.ReportPartitionRead(device_id, 0, 0);
     return Ok(context, Json::object());
   }
   if (!s.ok())
-    return DynamoDbError(context, http::status::internal_server_error, "InternalServerError", s.ToString());
-  ReportPartitionRead(context, device_id, 1, storage::ItemSize(reading));
+    return Error(context, http::status::internal_server_error, "InternalServerError", s.ToString());
+  context.read.ReportPartitionRead(device_id, 1, storage::ItemSize(reading));
   Json response = Json::object();
   response["Item"] = ItemJson(reading, projection);
   return Ok(context, response);
@@ -417,7 +422,7 @@ Json KeyAttribute(std::string_view name, std::string_view field, std::string_vie
   return attribute;
 }
 
-http::Response DescribeTableOp(const ApiContext& context, const Json& body) {
+http::Response DescribeTableOp(const Context& context, const Json& body) {
   std::optional<std::string> table;
   for (Status s : {CheckMembers(body, "DescribeTable", {"TableName"}), Get(body, "TableName", &table)}) {
     if (!s.ok()) return ErrorFromStatus(context, s);
@@ -428,8 +433,8 @@ http::Response DescribeTableOp(const ApiContext& context, const Json& body) {
                      ? Status::NotFound("Requested resource not found: Table: " + *table + " not found")
                      : s);
   }
-  const storage::StoreStats stats = context.store.Stats();
-  const std::string& name = context.options.table_name;
+  const storage::StoreStats stats = context.read.store.Stats();
+  const std::string name(context.table_name);
   Json description = Json::object();
   description["TableName"] = name;
   description["TableArn"] = "arn:aws:dynamodb:local:000000000000:table/" + name;
@@ -452,7 +457,7 @@ http::Response DescribeTableOp(const ApiContext& context, const Json& body) {
   return Ok(context, response);
 }
 
-http::Response ListTablesOp(const ApiContext& context, const Json& body) {
+http::Response ListTablesOp(const Context& context, const Json& body) {
   std::optional<std::string> start;
   std::optional<int64_t> limit;
   for (Status s : {CheckMembers(body, "ListTables", {"ExclusiveStartTableName", "Limit"}),
@@ -463,7 +468,7 @@ http::Response ListTablesOp(const ApiContext& context, const Json& body) {
     return ErrorFromStatus(context, Status::InvalidArgument("ListTables: Limit must be from 1 to 100"));
   }
   Json names = Json::array();
-  if (!start || *start < context.options.table_name) names.push_back(context.options.table_name);
+  if (!start || *start < context.table_name) names.push_back(context.table_name);
   Json response = Json::object();
   response["TableNames"] = std::move(names);
   return Ok(context, response);
@@ -472,7 +477,7 @@ http::Response ListTablesOp(const ApiContext& context, const Json& body) {
 struct Operation {
   std::string_view name;
   std::string_view endpoint;  // the on_request label
-  http::Response (*handler)(const ApiContext&, const Json&);
+  http::Response (*handler)(const Context&, const Json&);
 };
 
 constexpr Operation kOperations[] = {
@@ -488,7 +493,7 @@ constexpr std::string_view kWriteOperations[] = {"PutItem",        "UpdateItem",
 
 }  // namespace
 
-http::Response DynamoDbError(const ApiContext& context, http::status status, std::string_view type,
+http::Response Error(const Context& context, http::status status, std::string_view type,
                            std::string_view message) {
   Json body = Json::object();
   body["__type"] = std::string(kErrorTypePrefix) + std::string(type);
@@ -498,18 +503,18 @@ http::Response DynamoDbError(const ApiContext& context, http::status status, std
   return res;
 }
 
-http::Response HandleDynamoDbRequest(const ApiContext& context, const http::Request& request,
+http::Response HandleRequest(const Context& context, const http::Request& request,
                                    std::string_view* endpoint) {
   *endpoint = "dynamodb.other";
   if (request.method() != http::verb::post) {
-    http::Response res = DynamoDbError(context, http::status::method_not_allowed, "UnknownOperationException",
+    http::Response res = Error(context, http::status::method_not_allowed, "UnknownOperationException",
                                      "the DynamoDB endpoint takes POST requests");
     res.set(http::field::allow, "POST");
     return res;
   }
   const std::string_view target = http::ToStd(request["X-Amz-Target"]);
   if (!target.starts_with(kTargetPrefix)) {
-    return DynamoDbError(context, http::status::bad_request, "UnknownOperationException",
+    return Error(context, http::status::bad_request, "UnknownOperationException",
                          "expected an X-Amz-Target header of the form DynamoDB_20120810.<Operation>");
   }
   const std::string_view name = target.substr(kTargetPrefix.size());
@@ -522,7 +527,7 @@ http::Response HandleDynamoDbRequest(const ApiContext& context, const http::Requ
                        std::end(kWriteOperations);
     return write
                ? ErrorFromStatus(context, Status::InvalidArgument(std::string(name) + std::string(kReadOnly)))
-               : DynamoDbError(
+               : Error(
                      context, http::status::bad_request, "UnknownOperationException",
                      "operation " + std::string(name) +
                          " is not supported (readingsd serves Query, GetItem, DescribeTable and ListTables)");
@@ -537,15 +542,15 @@ http::Response HandleDynamoDbRequest(const ApiContext& context, const http::Requ
                                         "deeper than " + std::to_string(kMaxJsonDepth) + " levels"));
   }
   if (error != JsonParseError::kNone || !body.is_object()) {
-    return DynamoDbError(context, http::status::bad_request, "SerializationException",
+    return Error(context, http::status::bad_request, "SerializationException",
                          "the request body is not a JSON object");
   }
   // The typed accessors check before they convert; this only keeps a missed case a 400.
   try {
     return operation->handler(context, body);
   } catch (const Json::exception& e) {
-    return DynamoDbError(context, http::status::bad_request, "SerializationException", e.what());
+    return Error(context, http::status::bad_request, "SerializationException", e.what());
   }
 }
 
-}  // namespace readingsd::query
+}  // namespace readingsd::api::dynamodb

@@ -1,4 +1,4 @@
-#include "tests/http/http_test_util.h"
+#include "tests/api/served.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -134,7 +134,7 @@ void HttpServerTest::SetUp() {
 
 Status Serve(const storage::Store* store, const ServeOptions& options, ServeHooks hooks, Served* out) {
   Served served;
-  if (Status s = query::Router::Make(options.api, store, std::move(hooks.api), &served.router); !s.ok()) return s;
+  if (Status s = api::Router::Make(options.api, store, std::move(hooks.api), &served.router); !s.ok()) return s;
   if (Status s = http::Server::Start(options.server, served.router.get(), std::move(hooks.server), &served.server);
       !s.ok()) {
     return s;

@@ -1,5 +1,5 @@
 // DynamoDB's KeyConditionExpression, FilterExpression and ProjectionExpression.
-#include "query/expression.h"
+#include "expr/expr.h"
 
 #include <gtest/gtest.h>
 
@@ -7,11 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "query/reserved_words.h"
+#include "expr/reserved_words.h"
 
-namespace readingsd::query {
+namespace readingsd::expr {
 namespace {
 
+using query::CompareOp;
+using query::FilterExpr;
+using query::Matches;
+using query::SortKeyOp;
 using storage::AttributeValue;
 
 class ExpressionTest : public ::testing::Test {
@@ -343,4 +347,4 @@ TEST(ReservedWordsTest, DynamoDbListCaseInsensitive) {
 }
 
 }  // namespace
-}  // namespace readingsd::query
+}  // namespace readingsd::expr

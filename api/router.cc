@@ -1,13 +1,9 @@
-#include "query/router.h"
+#include "api/router.h"
 
 #include <cstdio>
 #include <random>
 
-#include "query/dynamodb_api.h"
-#include "query/http_api.h"
-#include "query/native_api.h"
-
-namespace readingsd::query {
+namespace readingsd::api {
 
 Status Router::Make(const RouterOptions& options, const storage::Store* store, RouterHooks hooks,
                     std::unique_ptr<Router>* router) {
@@ -24,43 +20,40 @@ Status Router::Make(const RouterOptions& options, const storage::Store* store, R
 
 Router::Router(const RouterOptions& options, const storage::Store* store, RouterHooks hooks)
     : options_(options),
-      store_(store),
-      hooks_(std::move(hooks)),
+      ops_(std::move(hooks.ops)),
       authenticator_(options.bearer_tokens),
       request_id_salt_(std::random_device{}() * 0x100000000ull + std::random_device{}()),
-      read_helpers_(options.read_helpers) {}
+      read_helpers_(options.read_helpers),
+      read_{*store, options.limits, &read_helpers_, std::move(hooks.on_partition_read)} {}
 
-std::string Router::NextRequestId() {
+dynamodb::Context Router::DynamoDbContext() {
   char id[33];
   std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(request_id_salt_),
                 static_cast<unsigned long long>(requests_.fetch_add(1)));
-  return id;
+  return dynamodb::Context{read_, options_.table_name, started_, id};
 }
 
 http::Response Router::Handle(const http::Request& request, std::string_view* endpoint) {
-  ReadHelpers::ScopedRequest answering(read_helpers_);
+  query::ReadHelpers::ScopedRequest answering(read_helpers_);
   const std::string_view target = http::ToStd(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
-  // Only DynamoDB responses carry a request id; the native API is spared formatting one.
-  const bool dynamodb = path == "/" || request.count("X-Amz-Target");
-  const ApiContext context{options_, *store_, hooks_, started_, dynamodb ? NextRequestId() : std::string(),
-                           &read_helpers_};
+  const bool dynamodb_call = request.count("X-Amz-Target") != 0;
   if (path != "/healthz" && !authenticator_.Allows(request)) {
     *endpoint = "unauthorized";
     http::Response res =
-        request.count("X-Amz-Target")
-            ? DynamoDbError(context, http::status::unauthorized, "UnrecognizedClientException",
-                            "The security token included in the request is invalid.")
-            : NativeError(http::status::unauthorized, "Unauthorized", "missing or invalid credentials");
+        dynamodb_call ? dynamodb::Error(DynamoDbContext(), http::status::unauthorized,
+                                        "UnrecognizedClientException",
+                                        "The security token included in the request is invalid.")
+                      : native::Error(http::status::unauthorized, "Unauthorized", "missing or invalid credentials");
     res.set(http::field::www_authenticate, "Bearer");
     return res;
   }
-  if (path == "/") return HandleDynamoDbRequest(context, request, endpoint);
-  return HandleNativeRequest(context, request, endpoint);
+  if (path == "/") return dynamodb::HandleRequest(DynamoDbContext(), request, endpoint);
+  return native::HandleRequest(native::Context{read_, ops_}, request, endpoint);
 }
 
 http::Response Router::Error(http::status status, std::string_view code, std::string_view message) {
-  return NativeError(status, code, message);
+  return native::Error(status, code, message);
 }
 
-}  // namespace readingsd::query
+}  // namespace readingsd::api

@@ -4,9 +4,9 @@
 
 #include <string_view>
 
-namespace readingsd::query::internal {
+namespace readingsd::expr::internal {
 
 // Case-insensitive, as in DynamoDB: "status", "Status" and "STATUS" are all reserved.
 bool IsReservedWord(std::string_view word);
 
-}  // namespace readingsd::query::internal
+}  // namespace readingsd::expr::internal

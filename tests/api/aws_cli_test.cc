@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/http/http_test_util.h"
+#include "tests/api/served.h"
 
 extern char** environ;
 

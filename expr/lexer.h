@@ -9,7 +9,7 @@
 
 #include "query/filter.h"
 
-namespace readingsd::query::internal {
+namespace readingsd::expr::internal {
 
 struct Token {
   enum class Kind {
@@ -30,7 +30,7 @@ struct Token {
   Kind kind = Kind::kEnd;
   std::size_t offset = 0;   // of the token's first byte in the expression
   std::string_view source;  // the token as written (a string with its quotes); empty for kEnd
-  CompareOp op = CompareOp::kEq;  // kComparator
+  query::CompareOp op = query::CompareOp::kEq;  // kComparator
   std::string unescaped;          // kString
   std::string_view problem;       // kInvalid
 };
@@ -39,4 +39,4 @@ struct Token {
 // present, is the one just before kEnd.
 std::vector<Token> Tokenize(std::string_view expression);
 
-}  // namespace readingsd::query::internal
+}  // namespace readingsd::expr::internal

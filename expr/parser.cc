@@ -1,4 +1,4 @@
-#include "query/condition_parser.h"
+#include "expr/parser.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,11 +8,15 @@
 #include <variant>
 
 #include "base/text.h"
-#include "query/expression_lexer.h"
-#include "query/reserved_words.h"
+#include "expr/lexer.h"
+#include "expr/reserved_words.h"
 
-namespace readingsd::query::internal {
+namespace readingsd::expr::internal {
 namespace {
+
+using query::CompareOp;
+using query::FilterExpr;
+using query::Operand;
 
 using TokenKind = Token::Kind;
 using storage::AttributeValue;
@@ -535,4 +539,4 @@ Status ParseAttributeList(std::string_view text, const ExpressionContext& contex
   return Parser(text, ExpressionKind::kProjectionExpression, &context).ParseAttributeList(attributes);
 }
 
-}  // namespace readingsd::query::internal
+}  // namespace readingsd::expr::internal

@@ -1,0 +1,37 @@
+// The DynamoDB-compatible read path (the Router sends it `POST /` and anything with an
+// X-Amz-Target header).
+//
+// POST / with `X-Amz-Target: DynamoDB_20120810.<Op>`, JSON 1.0 protocol, so the AWS CLI and SDKs
+// work with --endpoint-url. One table (Context::table_name) keyed deviceId (HASH, S) +
+// readingTs (RANGE, S). Operations: Query, GetItem, DescribeTable, ListTables. The table is
+// read-only here (readings arrive over MQTT): write operations get a ValidationException.
+//
+// SigV4 signatures are not checked. Access control is the bind address and, when bearer tokens
+// are configured, the request's access key id, which the Router compares with the tokens.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "http/handler.h"
+#include "query/query.h"
+
+namespace readingsd::api::dynamodb {
+
+struct Context {
+  const query::ReadContext& read;
+  std::string_view table_name;  // the one table
+  std::chrono::system_clock::time_point server_started;  // DescribeTable's CreationDateTime
+  std::string request_id;  // unique per request: x-amzn-RequestId
+};
+
+// Thread-safe: it keeps nothing between calls. `endpoint` is set to the name reported to
+// http::ServerHooks::on_request: dynamodb.<Op> or dynamodb.other.
+http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
+
+// A DynamoDB-shaped error: x-amzn-ErrorType, {"__type":"com.amazonaws.dynamodb.v20120810#<type>",
+// "message":…}, x-amzn-RequestId and x-amz-crc32 (which botocore verifies).
+http::Response Error(const Context& context, http::status status, std::string_view type, std::string_view message);
+
+}  // namespace readingsd::api::dynamodb

@@ -1,0 +1,42 @@
+// The native JSON API (the Router sends it every request that is not a DynamoDB call).
+//
+//   GET /v1/devices/{id}/readings   from, to (inclusive), after, before (exclusive), begins_with,
+//                                   limit, order=asc|desc, cursor, filter, attributes
+//   GET /v1/devices/{id}/latest     n (newest first), attributes
+//   GET /v1/devices/{id}/readings/{timestamp}
+//   GET /healthz, /readyz, /metrics
+//
+// Every request that is not a DynamoDB call lands here, so this module also owns the 404 and 405
+// answers and the error shape {"error":{"code":…,"message":…}}.
+// Query strings are form-encoded ('+' or %20 is a space, %2B a plus); a timestamp parameter also
+// takes a bare '+' before its offset (from=2026-06-23T10:00:00+02:00). Paths are percent-encoded.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "http/handler.h"
+#include "query/query.h"
+
+namespace readingsd::api::native {
+
+// Where the ops endpoints' answers come from. Either may be empty; both must be thread-safe.
+struct OpsHooks {
+  std::function<std::string()> metrics;            // GET /metrics body (Prometheus text)
+  std::function<bool(std::string* detail)> ready;  // GET /readyz: 200 when true, else 503
+};
+
+struct Context {
+  const query::ReadContext& read;
+  const OpsHooks& ops;
+};
+
+// Thread-safe: it keeps nothing between calls. `endpoint` is set to the name reported to
+// http::ServerHooks::on_request: readings, latest, item, healthz, readyz, metrics or other.
+http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
+
+// The native error response; the Router uses it too (401, and what the server refuses itself).
+http::Response Error(http::status status, std::string_view code, std::string_view message);
+
+}  // namespace readingsd::api::native

@@ -1,0 +1,30 @@
+// A key condition: DynamoDB's KeyConditionExpression as the engine takes it, one partition and at
+// most one operator on its sort key. Apart from query.h so that the expression grammar (expr/)
+// can produce one without seeing the store.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace readingsd::query {
+
+enum class SortKeyOp { kAll, kEq, kLt, kLe, kGt, kGe, kBetween, kBeginsWith };
+
+struct KeyCondition {
+  std::string device_id;
+  SortKeyOp op = SortKeyOp::kAll;
+  std::string a;  // normalised sort key; the raw prefix for kBeginsWith
+  std::string b;  // kBetween's upper bound (inclusive)
+};
+
+// Validates the device id and normalises `a` / `b` (any ISO-8601 form the ingest path accepts)
+// exactly as keys are normalised; a begins_with prefix is checked with ValidateSortKeyPrefix.
+// BETWEEN with a > b is InvalidArgument, as in DynamoDB; the bounds compare after normalisation
+// (T10:00:00+02:00 is 08:00Z, before T09:00:00Z). `a` must be empty for kAll, `b` for all but
+// kBetween. Query expects a KeyCondition made here.
+Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_view a,
+                        std::string_view b, KeyCondition* condition);
+
+}  // namespace readingsd::query
