@@ -1,4 +1,4 @@
-// DynamoDB's expression languages (query/expression.h) on arbitrary text.
+// DynamoDB's expression languages (expr/expr.h) on arbitrary text.
 //
 // Input layout: up to three '\n'-separated parts,
 //     KeyConditionExpression \n FilterExpression \n ProjectionExpression
