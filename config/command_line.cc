@@ -13,24 +13,25 @@ using internal::Key;
 using internal::Kind;
 using internal::Value;
 
-bool FromText(std::string_view text, Kind kind, Value* value, std::string* why) {
+Status FromText(std::string_view text, Kind kind, Value* value) {
+  std::string why;
   const char* end = text.data() + text.size();
   switch (kind) {
     case Kind::kBool:
       if (text == "true" || text == "false") {
         value->emplace<bool>(text == "true");
-        return true;
+        return Status::OK();
       }
-      *why = "must be true or false";
+      why = "must be true or false";
       break;
     case Kind::kInt: {
       int64_t i;
       auto [ptr, ec] = std::from_chars(text.data(), end, i);
       if (ec == std::errc() && ptr == end) {
         value->emplace<int64_t>(i);
-        return true;
+        return Status::OK();
       }
-      *why = ec == std::errc::result_out_of_range ? "is out of range" : "must be an integer";
+      why = ec == std::errc::result_out_of_range ? "is out of range" : "must be an integer";
       break;
     }
     case Kind::kDouble: {
@@ -38,14 +39,14 @@ bool FromText(std::string_view text, Kind kind, Value* value, std::string* why) 
       auto [ptr, ec] = std::from_chars(text.data(), end, d);
       if (ec == std::errc() && ptr == end) {
         value->emplace<double>(d);
-        return true;
+        return Status::OK();
       }
-      *why = "must be a number";
+      why = "must be a number";
       break;
     }
     case Kind::kString:
       value->emplace<std::string>(text);
-      return true;
+      return Status::OK();
     case Kind::kList: {
       internal::List list;
       for (size_t start = 0; !text.empty();) {  // "" = the empty list
@@ -55,11 +56,10 @@ bool FromText(std::string_view text, Kind kind, Value* value, std::string* why) 
         start = comma + 1;
       }
       value->emplace<internal::List>(std::move(list));
-      return true;
+      return Status::OK();
     }
   }
-  *why += ", got " + internal::Quote(text);
-  return false;
+  return Status::InvalidArgument(why + ", got " + internal::Quote(text));
 }
 
 // "mqtt.port" of "--mqtt.port=1"; nullopt unless the name starts with a config section, so that
@@ -89,8 +89,7 @@ struct Flag {
 
 }  // namespace
 
-bool ParseCommandLine(int argc, const char* const* argv, Config* config, CommandLine* cmd,
-                      std::string* error) {
+Status ParseCommandLine(int argc, const char* const* argv, Config* config, CommandLine* cmd) {
   static constexpr std::pair<std::string_view, Command> kCommands[] = {
       {"run", Command::kRun},
       {"query", Command::kQuery},
@@ -114,10 +113,7 @@ bool ParseCommandLine(int argc, const char* const* argv, Config* config, Command
     if (std::optional<std::string_view> name = ConfigFlagName(arg)) {
       std::string flag = "--" + std::string(*name);
       const Key* key = internal::FindKey(*name);
-      if (!key) {
-        *error = flag + ": unknown flag" + DidYouMean(*name);
-        return false;
-      }
+      if (!key) return Status::InvalidArgument(flag + ": unknown flag" + DidYouMean(*name));
       std::string_view text;
       if (size_t eq = arg.find('='); eq != std::string_view::npos) {
         text = arg.substr(eq + 1);
@@ -128,15 +124,12 @@ bool ParseCommandLine(int argc, const char* const* argv, Config* config, Command
       } else if (i + 1 < argc) {
         text = argv[++i];
       } else {
-        *error = flag + ": needs a value";
-        return false;
+        return Status::InvalidArgument(flag + ": needs a value");
       }
       Value value;
-      std::string why;
-      if (!FromText(text, key->kind, &value, &why) || !(why = key->check(value)).empty()) {
-        *error = flag + ": " + why;
-        return false;
-      }
+      Status parsed = FromText(text, key->kind, &value);
+      std::string why = parsed.ok() ? key->check(value) : parsed.message();
+      if (!why.empty()) return Status::InvalidArgument(flag + ": " + why);
       flags.push_back({key, std::move(flag), std::move(value)});
       continue;
     }
@@ -150,7 +143,7 @@ bool ParseCommandLine(int argc, const char* const* argv, Config* config, Command
     }
     if (arg == "-h" || arg == "--help" || arg == "--version") {
       *cmd = CommandLine{arg == "--version" ? Command::kVersion : Command::kHelp, {}, {}};
-      return true;
+      return Status::OK();
     }
     if (arg == "--print-config") {
       print_config = true;
@@ -163,66 +156,56 @@ bool ParseCommandLine(int argc, const char* const* argv, Config* config, Command
       } else if (i + 1 < argc) {
         path = argv[++i];
       }
-      if (path.empty()) {
-        *error = "--config: needs a FILE";
-        return false;
-      }
-      if (!result.config_path.empty()) {
-        *error = "--config: given twice";
-        return false;
-      }
+      if (path.empty()) return Status::InvalidArgument("--config: needs a FILE");
+      if (!result.config_path.empty()) return Status::InvalidArgument("--config: given twice");
       result.config_path = path;
       continue;
     }
     if (arg.starts_with('-')) {
       std::string hint = arg.starts_with("--") ? DidYouMean(arg.substr(2)) : "";
-      *error = "unknown option " + std::string(arg) + (hint.empty() ? " (see --help)" : hint);
-      return false;
+      return Status::InvalidArgument("unknown option " + std::string(arg) +
+                                     (hint.empty() ? " (see --help)" : hint));
     }
     auto known = std::find_if(std::begin(kCommands), std::end(kCommands),
                               [arg](const auto& c) { return c.first == arg; });
     if (known == std::end(kCommands)) {
-      *error = "unknown command \"" + std::string(arg) + "\" (see --help)";
-      return false;
+      return Status::InvalidArgument("unknown command \"" + std::string(arg) + "\" (see --help)");
     }
     command = arg;
     result.command = known->second;
   }
 
   if (print_config && !command.empty()) {
-    *error = "--print-config: takes no command, got " + std::string(command);
-    return false;
+    return Status::InvalidArgument("--print-config: takes no command, got " + std::string(command));
   }
   if (print_config) result.command = Command::kPrintConfig;
   if (result.command == Command::kBackup && result.args.size() != 1) {
-    *error = "backup: needs exactly one argument, the directory to write the copy to";
-    return false;
+    return Status::InvalidArgument(
+        "backup: needs exactly one argument, the directory to write the copy to");
   }
   if ((result.command == Command::kRun || result.command == Command::kCheckConfig ||
        result.command == Command::kVerify) &&
       !result.args.empty()) {
-    *error = std::string(command) + ": unexpected argument \"" + result.args.front() +
-             "\" (options go before the command)";
-    return false;
+    return Status::InvalidArgument(std::string(command) + ": unexpected argument \"" +
+                                   result.args.front() + "\" (options go before the command)");
   }
 
   Config merged = *config;
   internal::Origins origins;
   if (!result.config_path.empty()) {
     std::string text;
-    if (!internal::ReadFile(result.config_path, internal::kMaxConfigBytes, &text, error) ||
-        !internal::LoadToml(text, result.config_path, &merged, &origins, error)) {
-      return false;
-    }
+    Status s = internal::ReadFile(result.config_path, internal::kMaxConfigBytes, &text);
+    if (s.ok()) s = internal::LoadToml(text, result.config_path, &merged, &origins);
+    if (!s.ok()) return s;
   }
   for (const Flag& flag : flags) {
     flag.key->set(&merged, flag.value);
     origins.push_back({flag.key->name, flag.name});
   }
-  if (!internal::Finish(&merged, origins, "command line", error)) return false;
+  if (Status s = internal::Finish(&merged, origins, "command line"); !s.ok()) return s;
   *config = std::move(merged);
   *cmd = std::move(result);
-  return true;
+  return Status::OK();
 }
 
 }  // namespace readingsd::config

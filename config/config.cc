@@ -44,36 +44,37 @@ std::string TypeName(const toml::node& node) {
 }
 
 // The TOML type each kind takes; a number also takes an integer ("limit = 1000").
-bool FromNode(const toml::node& node, Kind kind, Value* value, std::string* why) {
+Status FromNode(const toml::node& node, Kind kind, Value* value) {
+  std::string why;
   switch (kind) {
     case Kind::kBool:
       if (std::optional<bool> b = node.value_exact<bool>()) {
         value->emplace<bool>(*b);
-        return true;
+        return Status::OK();
       }
-      *why = "must be true or false";
+      why = "must be true or false";
       break;
     case Kind::kInt:
       if (std::optional<int64_t> i = node.value_exact<int64_t>()) {
         value->emplace<int64_t>(*i);
-        return true;
+        return Status::OK();
       }
-      *why = "must be an integer";
+      why = "must be an integer";
       break;
     case Kind::kDouble:
       if (node.is_number()) {
         value->emplace<double>(node.is_integer() ? static_cast<double>(*node.value_exact<int64_t>())
                                                  : *node.value_exact<double>());
-        return true;
+        return Status::OK();
       }
-      *why = "must be a number";
+      why = "must be a number";
       break;
     case Kind::kString:
       if (std::optional<std::string> s = node.value_exact<std::string>()) {
         value->emplace<std::string>(std::move(*s));
-        return true;
+        return Status::OK();
       }
-      *why = "must be a string";
+      why = "must be a string";
       break;
     case Kind::kList:
       if (const toml::array* array = node.as_array()) {
@@ -81,19 +82,18 @@ bool FromNode(const toml::node& node, Kind kind, Value* value, std::string* why)
         for (const toml::node& element : *array) {
           std::optional<std::string> s = element.value_exact<std::string>();
           if (!s) {
-            *why = "must be an array of strings, got " + TypeName(element) + " in it";
-            return false;
+            return Status::InvalidArgument("must be an array of strings, got " +
+                                           TypeName(element) + " in it");
           }
           list.push_back(std::move(*s));
         }
         value->emplace<List>(std::move(list));
-        return true;
+        return Status::OK();
       }
-      *why = "must be an array of strings";
+      why = "must be an array of strings";
       break;
   }
-  *why += ", got " + TypeName(node);
-  return false;
+  return Status::InvalidArgument(why + ", got " + TypeName(node));
 }
 
 std::string DidYouMean(std::string_view name) {
@@ -119,16 +119,14 @@ std::string Wrap(std::string_view text, std::string_view indent, size_t width) {
 
 }  // namespace
 
-bool LoadToml(std::string_view text, std::string_view source, Config* config, Origins* origins,
-              std::string* error) {
+Status LoadToml(std::string_view text, std::string_view source, Config* config, Origins* origins) {
   toml::table root;
   try {
     root = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     const toml::source_position& at = e.source().begin;
-    *error = std::string(source) + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
-             ": " + std::string(e.description());
-    return false;
+    return Status::InvalidArgument(std::string(source) + ":" + std::to_string(at.line) + ":" +
+                                   std::to_string(at.column) + ": " + std::string(e.description()));
   }
   auto where = [source](uint32_t line) { return std::string(source) + ":" + std::to_string(line); };
 
@@ -165,8 +163,8 @@ bool LoadToml(std::string_view text, std::string_view source, Config* config, Or
         continue;
       }
       Value value;
-      std::string why;
-      if (FromNode(node, key->kind, &value, &why) && (why = key->check(value)).empty()) {
+      Status parsed = FromNode(node, key->kind, &value);
+      if (std::string why = parsed.ok() ? key->check(value) : parsed.message(); why.empty()) {
         settings.push_back({node.source().begin.line, key, std::move(value)});
       } else {
         problem(node.source(), name, why);
@@ -177,9 +175,9 @@ bool LoadToml(std::string_view text, std::string_view source, Config* config, Or
   if (!problems.empty()) {
     std::stable_sort(problems.begin(), problems.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    error->clear();
-    for (const auto& [line, message] : problems) *error += (error->empty() ? "" : "\n") + message;
-    return false;
+    std::string all;
+    for (const auto& [line, message] : problems) all += (all.empty() ? "" : "\n") + message;
+    return Status::InvalidArgument(std::move(all));
   }
   std::stable_sort(settings.begin(), settings.end(),
                    [](const Setting& a, const Setting& b) { return a.line < b.line; });
@@ -187,48 +185,46 @@ bool LoadToml(std::string_view text, std::string_view source, Config* config, Or
     s.key->set(config, s.value);
     origins->push_back({s.key->name, where(s.line)});
   }
-  return true;
+  return Status::OK();
 }
 
-bool ReadFile(const std::string& path, size_t max_bytes, std::string* text, std::string* error) {
+Status ReadFile(const std::string& path, size_t max_bytes, std::string* text) {
+  auto unreadable = [&path] {
+    return Status::IOError("cannot read " + path + ": " + std::generic_category().message(errno));
+  };
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *error = "cannot read " + path + ": " + std::generic_category().message(errno);
-    return false;
-  }
+  if (fd < 0) return unreadable();
   std::string data;
   char buf[4096];
+  Status status;
   ssize_t n;
   while ((n = ::read(fd, buf, sizeof buf)) != 0) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      *error = "cannot read " + path + ": " + std::generic_category().message(errno);
+      status = unreadable();
       break;
     }
     data.append(buf, static_cast<size_t>(n));
     if (data.size() > max_bytes) {
-      *error = path + ": larger than " + std::to_string(max_bytes) + " bytes";
+      status =
+          Status::InvalidArgument(path + ": larger than " + std::to_string(max_bytes) + " bytes");
       break;
     }
   }
   ::close(fd);
-  if (n != 0) return false;
-  *text = std::move(data);
-  return true;
+  if (status.ok()) *text = std::move(data);
+  return status;
 }
 
 }  // namespace internal
 
-bool ParseToml(std::string_view text, std::string_view source_name, Config* out,
-               std::string* error) {
+Status ParseToml(std::string_view text, std::string_view source_name, Config* out) {
   Config merged = *out;
   internal::Origins origins;
-  if (!internal::LoadToml(text, source_name, &merged, &origins, error) ||
-      !internal::Finish(&merged, origins, source_name, error)) {
-    return false;
-  }
-  *out = std::move(merged);
-  return true;
+  Status status = internal::LoadToml(text, source_name, &merged, &origins);
+  if (status.ok()) status = internal::Finish(&merged, origins, source_name);
+  if (status.ok()) *out = std::move(merged);
+  return status;
 }
 
 std::string ToToml(const Config& config) {
@@ -286,25 +282,22 @@ std::string HelpText() {
   return out;
 }
 
-bool ReadSecretFile(const std::string& path, std::string* secret, std::string* error) {
+Status ReadSecretFile(const std::string& path, std::string* secret) {
   std::string text;
-  if (!internal::ReadFile(path, internal::kMaxSecretBytes, &text, error)) return false;
+  if (Status s = internal::ReadFile(path, internal::kMaxSecretBytes, &text); !s.ok()) return s;
   if (text.ends_with("\r\n")) {
     text.resize(text.size() - 2);
   } else if (text.ends_with('\n')) {
     text.pop_back();
   }
-  if (text.empty()) {
-    *error = path + ": is empty";
-    return false;
-  }
+  if (text.empty()) return Status::InvalidArgument(path + ": is empty");
   *secret = std::move(text);
-  return true;
+  return Status::OK();
 }
 
-bool ReadTokenFile(const std::string& path, std::vector<std::string>* tokens, std::string* error) {
+Status ReadTokenFile(const std::string& path, std::vector<std::string>* tokens) {
   std::string text;
-  if (!internal::ReadFile(path, internal::kMaxSecretBytes, &text, error)) return false;
+  if (Status s = internal::ReadFile(path, internal::kMaxSecretBytes, &text); !s.ok()) return s;
   std::vector<std::string> found;
   std::string_view rest = text;
   for (int line = 1; !rest.empty(); ++line) {
@@ -317,19 +310,19 @@ bool ReadTokenFile(const std::string& path, std::vector<std::string>* tokens, st
     // Visible ASCII only, as RFC 6750's b64token: what a client can type into a header. This
     // also catches a byte-order mark an editor put before the first token.
     if (!std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < '\x7f'; })) {
-      *error = path + ":" + std::to_string(line) +
-               ": a token must be printable ASCII without spaces (an Authorization header could "
-               "not carry it)";
-      return false;
+      return Status::InvalidArgument(
+          path + ":" + std::to_string(line) +
+          ": a token must be printable ASCII without spaces (an Authorization header could not "
+          "carry it)");
     }
     found.emplace_back(token);
   }
   if (found.empty()) {
-    *error = path + ": no token in it (one per line; lines starting with # are comments)";
-    return false;
+    return Status::InvalidArgument(
+        path + ": no token in it (one per line; lines starting with # are comments)");
   }
   *tokens = std::move(found);
-  return true;
+  return Status::OK();
 }
 
 }  // namespace readingsd::config

@@ -1,6 +1,6 @@
 // Configuration: one TOML file (see config/readingsd.example.toml), every key of which is also a
 // command-line flag --section.key=VALUE. Defaults are embedded, so no file is needed to start.
-// Functions return false with a message naming the key and where it came from
+// Functions return a Status whose message names the key and where it came from
 // ("readingsd.toml:7: mqtt.port: must be 1..65535, got 70000"); nothing throws.
 #pragma once
 
@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "base/status.h"
 
 namespace readingsd::config {
 
@@ -114,10 +116,9 @@ struct Config {
 
 // Applies the keys in `text` over *out: absent keys keep their value, so pass a default Config
 // to get the embedded defaults. Unknown keys and sections, wrong types and invalid values are
-// errors, all reported (one per line, in file order) as "<source_name>:<line>: section.key: ...".
-// On failure *out is unchanged.
-bool ParseToml(std::string_view text, std::string_view source_name, Config* out,
-               std::string* error);
+// errors, all reported (one per line, in file order) as "<source_name>:<line>: section.key: ...",
+// in an InvalidArgument status. On failure *out is unchanged.
+Status ParseToml(std::string_view text, std::string_view source_name, Config* out);
 
 // Valid TOML of every key, section by section; ParseToml reads it back to an equal Config.
 std::string ToToml(const Config& config);
@@ -138,22 +139,23 @@ struct CommandLine {
 // are, up to a "--", after which everything is args. A bare boolean flag means true.
 // The file is read first, flags then apply in order (last wins), then the result is validated.
 // --help and --version return at once without reading the file. Starts from *config (a default
-// Config = embedded defaults); on failure *config and *cmd are unchanged.
-bool ParseCommandLine(int argc, const char* const* argv, Config* config, CommandLine* cmd,
-                      std::string* error);
+// Config = embedded defaults). A bad option, flag or setting is InvalidArgument, an unreadable
+// config file IOError; on failure *config and *cmd are unchanged.
+Status ParseCommandLine(int argc, const char* const* argv, Config* config, CommandLine* cmd);
 
 // Usage, commands, options and every key as a flag with its type, default and meaning.
 std::string HelpText();
 
-// Reads a password file, dropping one trailing newline. An unreadable or empty file is an
-// error.
-bool ReadSecretFile(const std::string& path, std::string* secret, std::string* error);
+// Reads a password file, dropping one trailing newline. An unreadable file is IOError, an empty
+// (or oversized) one InvalidArgument; on failure *secret is unchanged.
+Status ReadSecretFile(const std::string& path, std::string* secret);
 
 // Reads http.auth_token_file: one token per line, in file order. Lines starting with '#' and
 // blank lines are skipped, a CRLF line end counts as LF, and spaces and tabs around a token are
 // trimmed (HTTP trims them from a header value, so they could never be presented). An unreadable
-// file, a file without a token, and a token with a space or control character inside are errors
-// naming the line. The daemon, `readingsd query` and check-config all read the file here.
-bool ReadTokenFile(const std::string& path, std::vector<std::string>* tokens, std::string* error);
+// file is IOError; a file without a token, and a token with a space or control character inside
+// (the message names the line), are InvalidArgument; on failure *tokens is unchanged. The
+// daemon, `readingsd query` and check-config all read the file here.
+Status ReadTokenFile(const std::string& path, std::vector<std::string>* tokens);
 
 }  // namespace readingsd::config

@@ -505,21 +505,20 @@ bool ParseDuration(std::string_view text, std::chrono::seconds* out) {
   return true;
 }
 
-bool Finish(Config* config, const Origins& origins, std::string_view fallback, std::string* error) {
+Status Finish(Config* config, const Origins& origins, std::string_view fallback) {
   for (const Rule& rule : Rules()) {
     std::string problem = rule.problem(*config);
     if (problem.empty()) continue;
     auto blamed = std::find_if(origins.rbegin(), origins.rend(), [&rule](const Origin& o) {
       return std::find(rule.keys.begin(), rule.keys.end(), o.key) != rule.keys.end();
     });
-    *error = std::string(blamed == origins.rend() ? fallback : std::string_view(blamed->where)) +
-             ": " + problem;
-    return false;
+    std::string_view where = blamed == origins.rend() ? fallback : std::string_view(blamed->where);
+    return Status::InvalidArgument(std::string(where) + ": " + problem);
   }
   // storage.retention and ingest.max_future were checked when they were set.
   ParseDuration(config->storage.retention, &config->storage.retention_seconds);
   ParseDuration(config->ingest.max_future, &config->ingest.max_future_seconds);
-  return true;
+  return Status::OK();
 }
 
 }  // namespace readingsd::config::internal

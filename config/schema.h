@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/status.h"
 #include "config/config.h"
 
 namespace readingsd::config::internal {
@@ -51,16 +52,15 @@ struct Origin {
 };
 using Origins = std::vector<Origin>;
 
-// Applies TOML text over *config, appending to *origins in file order. *config is untouched on
-// failure. Cross-key rules are left to Finish().
-bool LoadToml(std::string_view text, std::string_view source, Config* config, Origins* origins,
-              std::string* error);
+// Applies TOML text over *config, appending to *origins in file order. Cross-key rules are left
+// to Finish(). InvalidArgument on a syntax error or bad key; *config is then untouched.
+Status LoadToml(std::string_view text, std::string_view source, Config* config, Origins* origins);
 // Checks the rules that span keys, blaming the key set last (`fallback` when none was set),
-// and fills derived fields.
-bool Finish(Config* config, const Origins& origins, std::string_view fallback, std::string* error);
-// Reads a whole file of at most max_bytes.
+// and fills derived fields. InvalidArgument when a rule fails.
+Status Finish(Config* config, const Origins& origins, std::string_view fallback);
+// Reads a whole file of at most max_bytes. IOError when it cannot be read, InvalidArgument when
+// it is larger; *text is then unchanged.
 constexpr size_t kMaxConfigBytes = 16 << 20;
-bool ReadFile(const std::string& path, std::size_t max_bytes, std::string* text,
-              std::string* error);
+Status ReadFile(const std::string& path, std::size_t max_bytes, std::string* text);
 
 }  // namespace readingsd::config::internal

@@ -130,11 +130,11 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
     return kExitConfig;
   }
   const std::string host = LoopbackFor(listen.host), port = std::to_string(listen.port);
-  std::string token, error;
+  std::string token;
   if (!config.http.auth_token_file.empty()) {
     std::vector<std::string> tokens;
-    if (!config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {
-      std::fprintf(stderr, "readingsd query: http.auth_token_file: %s\n", error.c_str());
+    if (Status s = config::ReadTokenFile(config.http.auth_token_file, &tokens); !s.ok()) {
+      std::fprintf(stderr, "readingsd query: http.auth_token_file: %s\n", s.message().c_str());
       return kExitConfig;
     }
     token = tokens.front();
@@ -261,16 +261,20 @@ int RepairCommand(const config::Config& config, const std::vector<std::string>& 
 }
 
 int CheckConfigCommand(const config::Config& config) {
-  std::string secret, error;
+  std::string secret;
   std::vector<std::string> tokens;
   bool ok = true;
-  if (!config.mqtt.password_file.empty() && !config::ReadSecretFile(config.mqtt.password_file, &secret, &error)) {
-    std::fprintf(stderr, "mqtt.password_file: %s\n", error.c_str());
-    ok = false;
+  if (!config.mqtt.password_file.empty()) {
+    if (Status s = config::ReadSecretFile(config.mqtt.password_file, &secret); !s.ok()) {
+      std::fprintf(stderr, "mqtt.password_file: %s\n", s.message().c_str());
+      ok = false;
+    }
   }
-  if (!config.http.auth_token_file.empty() && !config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {
-    std::fprintf(stderr, "http.auth_token_file: %s\n", error.c_str());
-    ok = false;
+  if (!config.http.auth_token_file.empty()) {
+    if (Status s = config::ReadTokenFile(config.http.auth_token_file, &tokens); !s.ok()) {
+      std::fprintf(stderr, "http.auth_token_file: %s\n", s.message().c_str());
+      ok = false;
+    }
   }
   for (const auto& [key, path] : {std::pair{"mqtt.ca_file", config.mqtt.ca_file},
                                   std::pair{"mqtt.cert_file", config.mqtt.cert_file},

@@ -15,9 +15,8 @@ int main(int argc, char** argv) {
   using namespace readingsd;
   config::Config config;
   config::CommandLine cmd;
-  std::string error;
-  if (!config::ParseCommandLine(argc, argv, &config, &cmd, &error)) {
-    std::fprintf(stderr, "readingsd: %s\n(readingsd --help lists every option)\n", error.c_str());
+  if (Status s = config::ParseCommandLine(argc, argv, &config, &cmd); !s.ok()) {
+    std::fprintf(stderr, "readingsd: %s\n(readingsd --help lists every option)\n", s.message().c_str());
     return daemon::kExitConfig;
   }
   switch (cmd.command) {

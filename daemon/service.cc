@@ -66,11 +66,10 @@ void Reload(const config::Config& running, const std::string& config_path, Log* 
   std::stringstream text;
   text << in.rdbuf();
   config::Config reloaded = running;
-  std::string error;
   if (!in) {
     log->Write(LogLevel::kError, "SIGHUP: keeping the running config: " + config_path + ": unreadable");
-  } else if (!config::ParseToml(text.str(), config_path, &reloaded, &error)) {
-    log->Write(LogLevel::kError, "SIGHUP: keeping the running config: " + error);
+  } else if (Status s = config::ParseToml(text.str(), config_path, &reloaded); !s.ok()) {
+    log->Write(LogLevel::kError, "SIGHUP: keeping the running config: " + s.message());
   } else {
     log->SetLevel(ParseLogLevel(reloaded.log.level));
     log->Write(LogLevel::kInfo, "SIGHUP: reloaded log.level = " + reloaded.log.level);
@@ -127,14 +126,18 @@ int RunService(const config::Config& config, const std::string& config_path) {
   sigset_t signals = BlockHandledSignals();
 
   std::vector<std::string> tokens;
-  std::string password, error;
-  if (!config.http.auth_token_file.empty() && !config::ReadTokenFile(config.http.auth_token_file, &tokens, &error)) {
-    log.Write(LogLevel::kError, "config: http.auth_token_file: " + error);
-    return kExitConfig;
+  if (!config.http.auth_token_file.empty()) {
+    if (Status s = config::ReadTokenFile(config.http.auth_token_file, &tokens); !s.ok()) {
+      log.Write(LogLevel::kError, "config: http.auth_token_file: " + s.message());
+      return kExitConfig;
+    }
   }
-  if (!config.mqtt.password_file.empty() && !config::ReadSecretFile(config.mqtt.password_file, &password, &error)) {
-    log.Write(LogLevel::kError, "config: mqtt.password_file: " + error);
-    return kExitConfig;
+  std::string password;
+  if (!config.mqtt.password_file.empty()) {
+    if (Status s = config::ReadSecretFile(config.mqtt.password_file, &password); !s.ok()) {
+      log.Write(LogLevel::kError, "config: mqtt.password_file: " + s.message());
+      return kExitConfig;
+    }
   }
 
   std::unique_ptr<storage::Store> store;

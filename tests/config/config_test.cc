@@ -31,32 +31,31 @@ std::string ReadAll(const std::string& path) {
 }
 
 struct Parsed {
-  bool ok;
+  Status status;
   Config config;
   CommandLine cmd;
-  std::string error;
 };
 
 // ParseCommandLine over the embedded defaults; `args` excludes the program name.
 Parsed Parse(const std::vector<std::string>& args) {
   std::vector<const char*> argv = {"readingsd"};
   for (const std::string& a : args) argv.push_back(a.c_str());
-  Parsed p{false, {}, {}, {}};
-  p.ok = ParseCommandLine(static_cast<int>(argv.size()), argv.data(), &p.config, &p.cmd, &p.error);
+  Parsed p;
+  p.status = ParseCommandLine(static_cast<int>(argv.size()), argv.data(), &p.config, &p.cmd);
   return p;
 }
 
 std::string TomlError(const std::string& text) {
   Config config;
-  std::string error;
-  EXPECT_FALSE(ParseToml(text, "readingsd.toml", &config, &error)) << text;
-  return error;
+  Status s = ParseToml(text, "readingsd.toml", &config);
+  EXPECT_TRUE(s.IsInvalidArgument()) << text;
+  return s.message();
 }
 
 Config ParseOk(const std::string& text) {
   Config config;
-  std::string error;
-  EXPECT_TRUE(ParseToml(text, "readingsd.toml", &config, &error)) << error;
+  Status s = ParseToml(text, "readingsd.toml", &config);
+  EXPECT_TRUE(s.ok()) << s.message();
   return config;
 }
 
@@ -97,7 +96,7 @@ TEST(DefaultsTest, AreTheDocumentedOnes) {
 
 TEST(DefaultsTest, NoArgumentsRunWithTheDefaults) {
   Parsed p = Parse({});
-  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(p.cmd.command, Command::kRun);
   EXPECT_EQ(p.cmd.config_path, "");
   EXPECT_TRUE(p.cmd.args.empty());
@@ -109,8 +108,8 @@ TEST(DefaultsTest, EmptyFileKeepsThem) { EXPECT_EQ(ParseOk(""), Config{}); }
 TEST(ParseTomlTest, AbsentKeysKeepTheirValue) {
   Config config;
   config.http.threads = 7;
-  std::string error;
-  ASSERT_TRUE(ParseToml("[mqtt]\nport = 1884\n", "t.toml", &config, &error)) << error;
+  Status s = ParseToml("[mqtt]\nport = 1884\n", "t.toml", &config);
+  ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(config.mqtt.port, 1884);
   EXPECT_EQ(config.http.threads, 7);
 }
@@ -128,8 +127,7 @@ TEST(ParseTomlTest, AcceptsDottedKeysInlineTablesAndIntegersForNumbers) {
 TEST(ParseTomlTest, FailureLeavesTheConfigUnchanged) {
   Config config;
   config.http.threads = 7;
-  std::string error;
-  EXPECT_FALSE(ParseToml("[http]\nthreads = 3\n[mqtt]\nport = 0\n", "t.toml", &config, &error));
+  EXPECT_FALSE(ParseToml("[http]\nthreads = 3\n[mqtt]\nport = 0\n", "t.toml", &config).ok());
   EXPECT_EQ(config.http.threads, 7);
 }
 
@@ -193,8 +191,8 @@ TEST(RoundTripTest, EveryKeySurvivesToTomlAndBack) {
   for (const auto& [key, line] : lines) EXPECT_NE(line, defaults[key]) << key << " is not changed";
 
   Config back;
-  std::string error;
-  ASSERT_TRUE(ParseToml(toml, "print-config", &back, &error)) << error << "\n" << toml;
+  Status s = ParseToml(toml, "print-config", &back);
+  ASSERT_TRUE(s.ok()) << s.message() << "\n" << toml;
   EXPECT_EQ(back, changed) << toml;
 }
 
@@ -343,7 +341,7 @@ TEST(RetentionTest, RejectsOtherText) {
 
 TEST(RetentionTest, FlagSetsSeconds) {
   Parsed p = Parse({"--storage.retention=12h"});
-  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(p.config.storage.retention_seconds.count(), 43200);
 }
 
@@ -352,12 +350,12 @@ TEST(IngestWindowTest, BoundsAreSettingsAndEmptyTurnsThemOff) {
   EXPECT_EQ(c.ingest.min_timestamp, "2020-01-01T00:00:00+02:00");
   EXPECT_EQ(c.ingest.max_future_seconds.count(), 5400);
   Parsed off = Parse({"--ingest.min_timestamp=", "--ingest.max_future="});
-  ASSERT_TRUE(off.ok) << off.error;
+  ASSERT_TRUE(off.status.ok()) << off.status.message();
   EXPECT_EQ(off.config.ingest.min_timestamp, "");
   EXPECT_EQ(off.config.ingest.max_future_seconds.count(), 0);
   Parsed bad = Parse({"--ingest.min_timestamp=1970"});
-  EXPECT_FALSE(bad.ok);
-  EXPECT_THAT(bad.error, StartsWith("--ingest.min_timestamp: must be an ISO-8601 time"));
+  EXPECT_FALSE(bad.status.ok());
+  EXPECT_THAT(bad.status.message(), StartsWith("--ingest.min_timestamp: must be an ISO-8601 time"));
 }
 
 TEST(CommandLineTest, FlagsOverrideTheFile) {
@@ -367,7 +365,7 @@ TEST(CommandLineTest, FlagsOverrideTheFile) {
   // A flag before --config still wins: the file is always read first.
   Parsed p = Parse({"--http.listen=127.0.0.1:9000", "--config", path, "--storage.sync=true",
                     "--mqtt.topics=a/+/b,c/#", "--http.threads", "8"});
-  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(p.cmd.config_path, path);
   EXPECT_EQ(p.config.http.listen, "127.0.0.1:9000");
   EXPECT_EQ(p.config.http.threads, 8);
@@ -381,7 +379,7 @@ TEST(CommandLineTest, ConfigFileSpellings) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"-c", path}, {"--config", path}, {"--config=" + path}}) {
     Parsed p = Parse(args);
-    ASSERT_TRUE(p.ok) << p.error;
+    ASSERT_TRUE(p.status.ok()) << p.status.message();
     EXPECT_EQ(p.config.http.threads, 4);
   }
 }
@@ -420,40 +418,42 @@ TEST(CommandLineTest, FlagErrorsNameTheFlag) {
   };
   for (const auto& [args, want] : cases) {
     Parsed p = Parse(args);
-    EXPECT_FALSE(p.ok) << args[0];
-    EXPECT_THAT(p.error, HasSubstr(want));
+    EXPECT_FALSE(p.status.ok()) << args[0];
+    EXPECT_THAT(p.status.message(), HasSubstr(want));
   }
 }
 
 TEST(CommandLineTest, RuleSpanningKeysBlamesTheFlagOverTheFile) {
   std::string path = WriteTemp("rule.toml", "[mqtt]\nreconnect_min_ms = 1000\n");
   Parsed p = Parse({"-c", path, "--mqtt.reconnect_max_ms=200"});
-  EXPECT_FALSE(p.ok);
-  EXPECT_THAT(p.error, StartsWith("--mqtt.reconnect_max_ms: mqtt.reconnect_min_ms (1000)"));
+  EXPECT_FALSE(p.status.ok());
+  EXPECT_THAT(p.status.message(), StartsWith("--mqtt.reconnect_max_ms: mqtt.reconnect_min_ms (1000)"));
   p = Parse({"-c", path, "--mqtt.reconnect_min_ms=100"});
-  EXPECT_TRUE(p.ok) << p.error;
+  EXPECT_TRUE(p.status.ok()) << p.status.message();
 }
 
 TEST(CommandLineTest, FileErrorsNameThePathAndLine) {
   std::string path = WriteTemp("bad.toml", "[mqtt]\n\nport = 0\n");
   Parsed p = Parse({"--config", path});
-  EXPECT_FALSE(p.ok);
-  EXPECT_EQ(p.error, path + ":3: mqtt.port: must be 1..65535, got 0");
+  EXPECT_FALSE(p.status.ok());
+  EXPECT_TRUE(p.status.IsInvalidArgument());
+  EXPECT_EQ(p.status.message(), path + ":3: mqtt.port: must be 1..65535, got 0");
 
   std::string missing = ::testing::TempDir() + "readingsd_config_test_missing.toml";
   p = Parse({"--config", missing});
-  EXPECT_FALSE(p.ok);
-  EXPECT_EQ(p.error, "cannot read " + missing + ": No such file or directory");
+  EXPECT_FALSE(p.status.ok());
+  EXPECT_EQ(p.status.code(), Status::Code::kIOError);
+  EXPECT_EQ(p.status.message(), "cannot read " + missing + ": No such file or directory");
 }
 
 TEST(CommandLineTest, PrintConfigOutputParsesBack) {
   std::string path = WriteTemp("print.toml", "[storage]\nretention = \"90m\"\n");
   Parsed p = Parse({"--config", path, "--print-config", "--mqtt.topics=x/#,y"});
-  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(p.cmd.command, Command::kPrintConfig);
   Config back;
-  std::string error;
-  ASSERT_TRUE(ParseToml(ToToml(p.config), "print-config", &back, &error)) << error;
+  Status s = ParseToml(ToToml(p.config), "print-config", &back);
+  ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(back, p.config);
   EXPECT_EQ(back.storage.retention_seconds.count(), 5400);
   EXPECT_THAT(back.mqtt.topics, ElementsAre("x/#", "y"));
@@ -464,11 +464,11 @@ TEST(CommandLineTest, Commands) {
       {"run", Command::kRun}, {"query", Command::kQuery}, {"check-config", Command::kCheckConfig}};
   for (const auto& [word, command] : cases) {
     Parsed p = Parse({word});
-    ASSERT_TRUE(p.ok) << p.error;
+    ASSERT_TRUE(p.status.ok()) << p.status.message();
     EXPECT_EQ(p.cmd.command, command) << word;
   }
   Parsed p = Parse({"backup", "/tmp/x"});
-  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(p.cmd.command, Command::kBackup);
   EXPECT_THAT(p.cmd.args, ElementsAre("/tmp/x"));
 }
@@ -477,7 +477,7 @@ TEST(CommandLineTest, QueryOptionsPassThroughUntouched) {
   Parsed p = Parse({"--http.listen=127.0.0.1:9001", "query", "--device", "a1", "--from",
                     "2024-01-01T00:00:00Z", "--limit", "5", "--storage.data_dir", "/srv/d", "-c",
                     "x", "--help", "--", "--http.threads=9"});
-  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(p.cmd.command, Command::kQuery);
   EXPECT_THAT(p.cmd.args, ElementsAre("--device", "a1", "--from", "2024-01-01T00:00:00Z", "--limit",
                                       "5", "-c", "x", "--help", "--http.threads=9"));
@@ -502,19 +502,19 @@ TEST(CommandLineTest, UsageErrors) {
   };
   for (const auto& [args, want] : cases) {
     Parsed p = Parse(args);
-    EXPECT_FALSE(p.ok) << args[0];
-    EXPECT_THAT(p.error, HasSubstr(want));
+    EXPECT_FALSE(p.status.ok()) << args[0];
+    EXPECT_THAT(p.status.message(), HasSubstr(want));
   }
 }
 
 TEST(CommandLineTest, HelpAndVersionReturnWithoutReadingTheFile) {
   for (const char* help : {"-h", "--help"}) {
     Parsed p = Parse({"--config", "/nonexistent/readingsd.toml", help});
-    ASSERT_TRUE(p.ok) << p.error;
+    ASSERT_TRUE(p.status.ok()) << p.status.message();
     EXPECT_EQ(p.cmd.command, Command::kHelp);
   }
   Parsed p = Parse({"--version"});
-  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(p.cmd.command, Command::kVersion);
 }
 
@@ -524,8 +524,7 @@ TEST(CommandLineTest, FailureLeavesOutputsUnchanged) {
   CommandLine cmd;
   cmd.config_path = "keep";
   const char* argv[] = {"readingsd", "--http.threads=3", "--mqtt.port=0"};
-  std::string error;
-  EXPECT_FALSE(ParseCommandLine(3, argv, &config, &cmd, &error));
+  EXPECT_FALSE(ParseCommandLine(3, argv, &config, &cmd).ok());
   EXPECT_EQ(config.http.threads, 7);
   EXPECT_EQ(cmd.config_path, "keep");
 }
@@ -548,8 +547,8 @@ TEST(ExampleFileTest, ParsesToTheDefaultsAndListsEveryKey) {
   std::string text = ReadAll(READINGSD_EXAMPLE_TOML);
   ASSERT_FALSE(text.empty());
   Config config;
-  std::string error;
-  ASSERT_TRUE(ParseToml(text, READINGSD_EXAMPLE_TOML, &config, &error)) << error;
+  Status s = ParseToml(text, READINGSD_EXAMPLE_TOML, &config);
+  ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(config, Config{});
   EXPECT_EQ(KeyLines(text), KeyLines(ToToml(Config{})));
 }
@@ -558,24 +557,28 @@ TEST(ReadSecretFileTest, DropsOneTrailingNewline) {
   const std::pair<const char*, const char*> cases[] = {
       {"hunter2\n", "hunter2"}, {"s3cret\r\n", "s3cret"}, {"a\n\n", "a\n"}, {"tok", "tok"}};
   for (const auto& [content, want] : cases) {
-    std::string secret, error;
-    ASSERT_TRUE(ReadSecretFile(WriteTemp("secret", content), &secret, &error)) << error;
+    std::string secret;
+    Status s = ReadSecretFile(WriteTemp("secret", content), &secret);
+    ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(secret, want);
   }
 }
 
 TEST(ReadSecretFileTest, EmptyOrUnreadableIsAnError) {
-  std::string secret = "untouched", error;
+  std::string secret = "untouched";
   for (const char* content : {"", "\n"}) {
     std::string path = WriteTemp("empty_secret", content);
-    EXPECT_FALSE(ReadSecretFile(path, &secret, &error));
-    EXPECT_EQ(error, path + ": is empty");
+    Status s = ReadSecretFile(path, &secret);
+    EXPECT_TRUE(s.IsInvalidArgument());
+    EXPECT_EQ(s.message(), path + ": is empty");
   }
   std::string missing = ::testing::TempDir() + "readingsd_config_test_no_such_secret";
-  EXPECT_FALSE(ReadSecretFile(missing, &secret, &error));
-  EXPECT_EQ(error, "cannot read " + missing + ": No such file or directory");
-  EXPECT_FALSE(ReadSecretFile(::testing::TempDir(), &secret, &error));
-  EXPECT_THAT(error, HasSubstr("Is a directory"));
+  Status s = ReadSecretFile(missing, &secret);
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_EQ(s.message(), "cannot read " + missing + ": No such file or directory");
+  s = ReadSecretFile(::testing::TempDir(), &secret);
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_THAT(s.message(), HasSubstr("Is a directory"));
   EXPECT_EQ(secret, "untouched");
 }
 
@@ -590,8 +593,8 @@ TEST(ReadTokenFileTest, SkipsCommentsAndBlankLinesAndTrimsEachToken) {
   };
   for (const auto& [content, want] : cases) {
     std::vector<std::string> tokens;
-    std::string error;
-    ASSERT_TRUE(ReadTokenFile(WriteTemp("tokens", content), &tokens, &error)) << error << " for " << content;
+    Status s = ReadTokenFile(WriteTemp("tokens", content), &tokens);
+    ASSERT_TRUE(s.ok()) << s.message() << " for " << content;
     EXPECT_EQ(tokens, want) << content;
   }
 }
@@ -600,16 +603,16 @@ TEST(ReadTokenFileTest, AFileWithoutATokenIsAnError) {
   for (const char* content : {"", "\n", "# only a comment\n", "# a\r\n\r\n   \n#b"}) {
     std::string path = WriteTemp("no_tokens", content);
     std::vector<std::string> tokens = {"untouched"};
-    std::string error;
-    EXPECT_FALSE(ReadTokenFile(path, &tokens, &error)) << content;
-    EXPECT_EQ(error, path + ": no token in it (one per line; lines starting with # are comments)");
+    Status s = ReadTokenFile(path, &tokens);
+    EXPECT_TRUE(s.IsInvalidArgument()) << content;
+    EXPECT_EQ(s.message(), path + ": no token in it (one per line; lines starting with # are comments)");
     EXPECT_THAT(tokens, ElementsAre("untouched"));
   }
   std::string missing = ::testing::TempDir() + "readingsd_config_test_no_such_tokens";
   std::vector<std::string> tokens;
-  std::string error;
-  EXPECT_FALSE(ReadTokenFile(missing, &tokens, &error));
-  EXPECT_EQ(error, "cannot read " + missing + ": No such file or directory");
+  Status s = ReadTokenFile(missing, &tokens);
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_EQ(s.message(), "cannot read " + missing + ": No such file or directory");
 }
 
 TEST(ReadTokenFileTest, ATokenNoHeaderCanCarryIsAnErrorNamingTheLine) {
@@ -622,9 +625,9 @@ TEST(ReadTokenFileTest, ATokenNoHeaderCanCarryIsAnErrorNamingTheLine) {
   for (const auto& [content, line] : cases) {
     std::string path = WriteTemp("bad_token", content);
     std::vector<std::string> tokens;
-    std::string error;
-    EXPECT_FALSE(ReadTokenFile(path, &tokens, &error)) << content;
-    EXPECT_EQ(error, path + ":" + std::to_string(line) +
+    Status s = ReadTokenFile(path, &tokens);
+    EXPECT_TRUE(s.IsInvalidArgument()) << content;
+    EXPECT_EQ(s.message(), path + ":" + std::to_string(line) +
                          ": a token must be printable ASCII without spaces (an Authorization header "
                          "could not carry it)");
   }

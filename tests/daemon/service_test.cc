@@ -359,9 +359,8 @@ TEST(Service, StorageRetentionDropsOldReadingsAtCompactionAndCompactsDaily) {
     for (const auto& flag : flags) argv.push_back(flag.c_str());
     config::Config config;
     config::CommandLine command;
-    std::string error;
-    EXPECT_TRUE(config::ParseCommandLine(static_cast<int>(argv.size()), argv.data(), &config, &command, &error))
-        << error;
+    Status parsed = config::ParseCommandLine(static_cast<int>(argv.size()), argv.data(), &config, &command);
+    EXPECT_TRUE(parsed.ok()) << parsed.message();
     std::unique_ptr<storage::Store> store;
     EXPECT_TRUE(storage::Store::Open(daemon::StoreOptionsFrom(config.storage), &store).ok());
     std::set<std::string> keys;
