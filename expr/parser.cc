@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <system_error>
 #include <utility>
 #include <variant>
 
 #include "base/text.h"
 #include "expr/lexer.h"
 #include "expr/reserved_words.h"
+#include "storage/number.h"
 
 namespace readingsd::expr::internal {
 namespace {
@@ -42,16 +41,13 @@ std::string_view OperatorText(CompareOp op) {
 
 // DynamoDB's type names, as its error messages spell them.
 std::string_view TypeName(const AttributeValue& value) {
-  if (std::holds_alternative<double>(value)) return "N";
+  if (std::holds_alternative<storage::Number>(value)) return "N";
   if (std::holds_alternative<std::string>(value)) return "S";
   return "BOOL";
 }
 
 std::string LiteralText(const AttributeValue& value) {
-  if (const double* number = std::get_if<double>(&value)) {
-    char buffer[32];
-    return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, *number).ptr);
-  }
+  if (const auto* number = std::get_if<storage::Number>(&value)) return number->text;
   if (const std::string* string = std::get_if<std::string>(&value)) return *string;
   return std::get<bool>(value) ? "true" : "false";
 }
@@ -66,31 +62,6 @@ bool IsBoolLiteral(const Operand& operand) {
 }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// A plain decimal number: [+-] digits [. digits] [(e|E) [+-] digits], the integer part or the
-// fraction may be empty but not both. Stricter than from_chars on purpose: "inf", "nan" and
-// "0x1f" are bare strings in a native filter, not numbers.
-bool IsDecimalNumber(std::string_view word) {
-  std::size_t i = 0;
-  auto digits = [&] {
-    const std::size_t start = i;
-    while (i < word.size() && IsDigit(word[i])) ++i;
-    return i - start;
-  };
-  if (i < word.size() && (word[i] == '+' || word[i] == '-')) ++i;
-  std::size_t mantissa_digits = digits();
-  if (i < word.size() && word[i] == '.') {
-    ++i;
-    mantissa_digits += digits();
-  }
-  if (mantissa_digits == 0) return false;
-  if (i < word.size() && (word[i] == 'e' || word[i] == 'E')) {
-    ++i;
-    if (i < word.size() && (word[i] == '+' || word[i] == '-')) ++i;
-    if (digits() == 0) return false;
-  }
-  return i == word.size();
-}
 
 // The characters DynamoDB accepts in a bare attribute name and after '#' / ':'.
 bool IsNameChar(char c) {
@@ -341,7 +312,7 @@ class Parser {
   Status ParseNativeOperand(Role role, Operand* operand) {
     const Token& at = Peek();
     if (role == Role::kAttribute) {
-      if (at.kind != TokenKind::kWord || IsKeyword(at) || IsDecimalNumber(at.source) ||
+      if (at.kind != TokenKind::kWord || IsKeyword(at) || storage::IsNumberText(at.source) ||
           at.source == "true" || at.source == "false") {
         return SyntaxError(at, "an attribute name");
       }
@@ -354,14 +325,10 @@ class Parser {
       return SyntaxError(at, "a value");
     } else if (at.source == "true" || at.source == "false") {
       operand->literal = at.source == "true";
-    } else if (IsDecimalNumber(at.source)) {
-      // from_chars takes no leading '+'.
-      const std::string_view digits = at.source.starts_with('+') ? at.source.substr(1) : at.source;
-      double number = 0;
-      if (std::from_chars(digits.data(), digits.data() + digits.size(), number).ec != std::errc()) {
-        return Error(at, "number out of range");
-      }
-      operand->literal = number;
+    } else if (storage::IsNumberText(at.source)) {
+      storage::Number number;
+      if (Status s = storage::Number::Parse(at.source, &number); !s.ok()) return Error(at, s.message());
+      operand->literal = std::move(number);
     } else {
       operand->literal = std::string(at.source);
     }

@@ -5,7 +5,7 @@
 //   - DecodeKey on the whole input never crashes, and when it accepts the input, EncodeKey of its
 //     parts rebuilds the input byte for byte.
 // Values: DecodeAttributes on the whole input never crashes; when it accepts it,
-//   - Decode(Encode(Decode(x))) == Decode(x) (doubles bit for bit), and
+//   - Decode(Encode(Decode(x))) == Decode(x) (numbers as canonical text), and
 //   - Encode is canonical: Encode(Decode(Encode(Decode(x)))) == Encode(Decode(x)).
 //   ItemSize of the stored value fails exactly when DecodeAttributes does, and otherwise equals
 //   ItemSize of the decoded Reading (pages are billed and rendered from stored bytes).

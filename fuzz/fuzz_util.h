@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -41,23 +40,12 @@ inline std::vector<std::string_view> Split(std::string_view input, char separato
   return parts;
 }
 
-// Attribute values (owned or viewed) compared bit for bit: NaN equals the same NaN, 0.0
-// differs from -0.0.
-template <typename Value>
-bool SameValue(const Value& a, const Value& b) {
-  if (a.index() != b.index()) return false;
-  if (const double* x = std::get_if<double>(&a)) {
-    return std::memcmp(x, &std::get<double>(b), sizeof(double)) == 0;
-  }
-  return a == b;
-}
-
 // Attributes or views of them.
 template <typename A>
 bool SameAttributes(const std::vector<A>& a, const std::vector<A>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i].name != b[i].name || !SameValue(a[i].value, b[i].value)) return false;
+    if (a[i].name != b[i].name || a[i].value != b[i].value) return false;
   }
   return true;
 }

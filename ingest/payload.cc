@@ -18,17 +18,29 @@ void Reject(ParsedMessage* out, RejectReason reason, std::string message) {
   out->rejections.push_back({reason, std::move(message)});
 }
 
-// The readings of a payload that hold a key twice, told by the parse itself: nlohmann's DOM keeps
-// the last of equal keys, so only the parser's steps show a duplicate. Only a reading's own keys
-// count (a nested object is refused as an attribute anyway).
-class DuplicateKeys : public JsonParseObserver {
+// What only the parse itself can tell of a payload's readings: a key held twice (nlohmann's DOM
+// keeps the last of equal keys) and the text of each non-integer number (the DOM keeps a double,
+// which can round it). Only a reading's own keys count (a nested object is refused as an
+// attribute anyway). A payload that is one object is reading 0.
+class ReadingSteps : public JsonParseObserver {
  public:
-  // A key reading `index` holds twice, nullptr when none; a payload that is one object is
-  // reading 0.
-  const std::string* Of(std::size_t index) const {
+  // A key reading `index` holds twice, nullptr when none.
+  const std::string* DuplicateOf(std::size_t index) const {
     auto at = std::lower_bound(found_.begin(), found_.end(), index,
                                [](const auto& f, std::size_t i) { return f.first < i; });
     return at != found_.end() && at->first == index ? &at->second : nullptr;
+  }
+  // The text of attribute `name` of reading `index`, nullptr when it is not a non-integer number.
+  const std::string* NumberTextOf(std::size_t index, std::string_view name) const {
+    auto at = std::lower_bound(numbers_.begin(), numbers_.end(), index,
+                               [](const NumberSeen& n, std::size_t i) { return n.reading < i; });
+    for (; at != numbers_.end() && at->reading == index; ++at) {
+      if (at->name == name) return &at->text;
+    }
+    return nullptr;
+  }
+  void NumberText(const std::string& text) override {
+    if (depth_ == reading_depth_ && keys_used_ > 0) numbers_.push_back({ReadingIndex(), keys_[keys_used_ - 1], text});
   }
 
   void Value() override {
@@ -55,13 +67,21 @@ class DuplicateKeys : public JsonParseObserver {
   }
   void EndObject() override {
     if (depth_ == reading_depth_) {
-      if (const std::string* twice = Twice()) found_.emplace_back(root_is_array_ ? elements_ - 1 : 0, *twice);
+      if (const std::string* twice = Twice()) found_.emplace_back(ReadingIndex(), *twice);
       reading_depth_ = 0;
     }
     --depth_;
   }
 
  private:
+  struct NumberSeen {
+    std::size_t reading;
+    std::string name;
+    std::string text;
+  };
+
+  std::size_t ReadingIndex() const { return root_is_array_ ? elements_ - 1 : 0; }
+
   // A key the reading holds twice, nullptr when none: pairwise among a reading's usual few keys,
   // else as neighbours once sorted, so a reading with many keys costs n log n, not n^2.
   const std::string* Twice() {
@@ -84,7 +104,22 @@ class DuplicateKeys : public JsonParseObserver {
   std::vector<std::string> keys_;  // the reading's keys are keys_[0, keys_used_)
   std::size_t keys_used_ = 0;
   std::vector<std::pair<std::size_t, std::string>> found_;  // (reading, key), in reading order
+  std::vector<NumberSeen> numbers_;                         // in reading order
 };
+
+// A JSON number as stored: integers of 64 bits exactly as they are, any other number from its text.
+Status ToNumber(const json& value, const std::string* text, storage::Number* number) {
+  if (value.is_number_unsigned()) {
+    *number = storage::Number(value.get<uint64_t>());
+  } else if (value.is_number_integer()) {
+    *number = storage::Number(value.get<int64_t>());
+  } else if (text != nullptr) {
+    return storage::Number::Parse(*text, number);
+  } else {
+    *number = storage::Number(value.get<double>());  // unreachable: the parse told every text
+  }
+  return Status::OK();
+}
 
 // What every reading of one message is checked against.
 struct Checks {
@@ -93,12 +128,13 @@ struct Checks {
   std::string latest;         // the highest; "" = no bound
 };
 
-void ParseOne(const json& object, const Checks& checks, const std::string* duplicate_key, ParsedMessage* out) {
+void ParseOne(const json& object, const Checks& checks, const ReadingSteps& steps, std::size_t index,
+              ParsedMessage* out) {
   if (!object.is_object()) {
     Reject(out, RejectReason::kNotAnObject, "a reading must be a JSON object");
     return;
   }
-  if (duplicate_key != nullptr) {
+  if (const std::string* duplicate_key = steps.DuplicateOf(index); duplicate_key != nullptr) {
     Reject(out, RejectReason::kDuplicateKey, "key \"" + *duplicate_key + "\" appears more than once");
     return;
   }
@@ -111,7 +147,12 @@ void ParseOne(const json& object, const Checks& checks, const std::string* dupli
     } else if (name == storage::kReadingTsAttribute) {
       ts = &value;
     } else if (value.is_number()) {
-      reading.attributes.push_back({name, value.get<double>()});
+      storage::Number number;
+      if (Status s = ToNumber(value, steps.NumberTextOf(index, name), &number); !s.ok()) {
+        Reject(out, RejectReason::kInvalidAttribute, "attribute \"" + name + "\": " + s.message());
+        return;
+      }
+      reading.attributes.push_back({name, std::move(number)});
     } else if (value.is_string()) {
       reading.attributes.push_back({name, value.get<std::string>()});
     } else if (value.is_boolean()) {
@@ -221,8 +262,8 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
     return;
   }
   json doc;
-  DuplicateKeys duplicates;
-  if (JsonParseError error = ParseJson(payload, &doc, &duplicates); error != JsonParseError::kNone) {
+  ReadingSteps steps;
+  if (JsonParseError error = ParseJson(payload, &doc, &steps); error != JsonParseError::kNone) {
     Reject(out, RejectReason::kMalformedJson,
            error == JsonParseError::kTooDeep
                ? "payload nests deeper than " + std::to_string(kMaxJsonDepth) + " levels"
@@ -244,10 +285,10 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
         std::chrono::duration<double>(options.now().time_since_epoch() + options.max_future).count());
   }
   if (!doc.is_array()) {
-    ParseOne(doc, checks, duplicates.Of(0), out);
+    ParseOne(doc, checks, steps, 0, out);
     return;
   }
-  for (std::size_t i = 0; i < doc.size(); ++i) ParseOne(doc[i], checks, duplicates.Of(i), out);
+  for (std::size_t i = 0; i < doc.size(); ++i) ParseOne(doc[i], checks, steps, i, out);
 }
 
 }  // namespace readingsd::ingest

@@ -30,7 +30,9 @@ class DepthLimitedBuilder {
   bool number_integer(number_integer_t value) { return Scalar() && dom_.number_integer(value); }
   bool number_unsigned(number_unsigned_t value) { return Scalar() && dom_.number_unsigned(value); }
   bool number_float(number_float_t value, const string_t& text) {
-    return Scalar() && dom_.number_float(value, text);
+    Scalar();
+    if (observer_ != nullptr) observer_->NumberText(text);
+    return dom_.number_float(value, text);
   }
   bool string(string_t& value) { return Scalar() && dom_.string(value); }
   bool binary(binary_t& value) { return Scalar() && dom_.binary(value); }

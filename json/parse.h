@@ -32,6 +32,9 @@ class JsonParseObserver {
  public:
   virtual ~JsonParseObserver() = default;
   virtual void Value() {}
+  // After Value() for a number that is not an integer of 64 bits: its text as written, which the
+  // double in the value may have rounded.
+  virtual void NumberText(const std::string& /*text*/) {}
   virtual void StartObject() {}
   virtual void Key(const std::string& /*key*/) {}
   virtual void EndObject() {}

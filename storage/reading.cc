@@ -8,7 +8,8 @@
 namespace readingsd::storage {
 namespace {
 
-constexpr char kFormatVersion = 1;
+constexpr char kFormatVersion = 2;
+constexpr char kLegacyDoubleVersion = 1;  // numbers as 'n' + 8-byte double
 
 void PutVarint(std::string* out, uint64_t v) {
   while (v >= 0x80) {
@@ -44,17 +45,26 @@ bool GetBytes(std::string_view* in, std::string_view* out) {
 }
 
 // nullptr and the attribute, or what is wrong with the encoding.
-const char* ParseAttribute(std::string_view* in, AttributeView* a) {
+const char* ParseAttribute(std::string_view* in, char version, AttributeView* a) {
   if (!GetBytes(in, &a->name) || in->empty()) return "truncated attribute name";
   const char tag = in->front();
   in->remove_prefix(1);
   switch (tag) {
+    case 'd': {
+      std::string_view text;
+      if (version == kLegacyDoubleVersion) return "unknown attribute type tag";
+      if (!GetBytes(in, &text)) return "truncated number attribute";
+      if (!IsCanonicalNumber(text)) return "malformed number attribute";
+      a->value = NumberView::OfCanonical(text);
+      return nullptr;
+    }
     case 'n': {
+      if (version != kLegacyDoubleVersion) return "unknown attribute type tag";
       if (in->size() < sizeof(double)) return "truncated number attribute";
       double d;
       std::memcpy(&d, in->data(), sizeof d);
       in->remove_prefix(sizeof d);
-      a->value = d;
+      a->value = NumberView::OfLegacyDouble(d);
       return nullptr;
     }
     case 's': {
@@ -77,18 +87,22 @@ std::size_t KeyAttributesSize(std::string_view device_id, std::string_view sort_
   return kDeviceIdAttribute.size() + device_id.size() + kReadingTsAttribute.size() + sort_key.size();
 }
 
-template <typename String>
-std::size_t AttributeSize(std::string_view name, const std::variant<double, String, bool>& value) {
-  if (const String* s = std::get_if<String>(&value)) return name.size() + s->size();
-  return name.size() + (std::holds_alternative<double>(value) ? sizeof(double) : 1);
+std::size_t ValueSize(const Number& n) { return NumberView(n).BilledSize(); }
+std::size_t ValueSize(const NumberView& n) { return n.BilledSize(); }
+std::size_t ValueSize(std::string_view s) { return s.size(); }
+std::size_t ValueSize(bool) { return 1; }
+
+template <typename Value>
+std::size_t AttributeSize(std::string_view name, const Value& value) {
+  return name.size() + std::visit([](const auto& v) { return ValueSize(v); }, value);
 }
 
 void Assign(const AttributeView& view, Attribute* attribute) {
   attribute->name.assign(view.name);
   if (const auto* bytes = std::get_if<std::string_view>(&view.value)) {
     attribute->value.emplace<std::string>(*bytes);
-  } else if (const auto* d = std::get_if<double>(&view.value)) {
-    attribute->value = *d;
+  } else if (const auto* n = std::get_if<NumberView>(&view.value)) {
+    attribute->value = n->ToNumber();
   } else {
     attribute->value = std::get<bool>(view.value);
   }
@@ -127,11 +141,10 @@ void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out
   for (const auto& a : attributes) {
     PutVarint(out, a.name.size());
     out->append(a.name);
-    if (const double* d = std::get_if<double>(&a.value)) {
-      out->push_back('n');
-      char bytes[sizeof(double)];
-      std::memcpy(bytes, d, sizeof bytes);
-      out->append(bytes, sizeof bytes);
+    if (const Number* n = std::get_if<Number>(&a.value)) {
+      out->push_back('d');
+      PutVarint(out, n->text.size());
+      out->append(n->text);
     } else if (const std::string* s = std::get_if<std::string>(&a.value)) {
       out->push_back('s');
       PutVarint(out, s->size());
@@ -166,17 +179,18 @@ std::vector<AttributeView> ViewsOf(const std::vector<Attribute>& attributes) {
 }
 
 AttributeReader::AttributeReader(std::string_view encoded) : rest_(encoded) {
-  if (rest_.empty() || rest_.front() != kFormatVersion) {
+  if (rest_.empty() || (rest_.front() != kFormatVersion && rest_.front() != kLegacyDoubleVersion)) {
     error_ = "reading value has an unknown format version";
     rest_ = {};
   } else {
+    version_ = rest_.front();
     rest_.remove_prefix(1);
   }
 }
 
 bool AttributeReader::Next(AttributeView* attribute) {
   if (rest_.empty()) return false;
-  error_ = ParseAttribute(&rest_, attribute);
+  error_ = ParseAttribute(&rest_, version_, attribute);
   if (error_ != nullptr) rest_ = {};
   return error_ == nullptr;
 }

@@ -8,11 +8,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "storage/number.h"
 
 namespace readingsd::storage {
 
-// Numbers are IEEE doubles (sensor values; integers are exact up to 2^53).
-using AttributeValue = std::variant<double, std::string, bool>;
+// Numbers are exact decimals (storage/number.h), as DynamoDB's N.
+using AttributeValue = std::variant<Number, std::string, bool>;
 
 struct Attribute {
   std::string name;
@@ -33,19 +34,21 @@ inline constexpr std::string_view kReadingTsAttribute = "readingTs";
 // Attribute names: 1..255 bytes, unique within a reading, not a key attribute name.
 Status ValidateAttributes(const std::vector<Attribute>& attributes);
 
-// An item's size as DynamoDB bills it (names plus values, key attributes included), with numbers
-// counted as their 8 stored bytes: the basis of write/read units in the hotness metrics.
+// An item's size as DynamoDB bills it (names plus values, key attributes included; a number
+// takes one byte per two significant digits plus one): the basis of read and write units.
 std::size_t ItemSize(const Reading& reading);
 
-// Value encoding: version byte 1, then per attribute: varint name length, name, type tag
-// ('n' + 8-byte little-endian double | 's' + varint length + bytes | 't' | 'f').
+// Value encoding: a version byte, then per attribute: varint name length, name, type tag and
+// value. Version 2 (written): 'd' + varint length + a number's canonical text | 's' + varint
+// length + bytes | 't' | 'f'. Version 1 (read only, written before numbers were exact): 'n' +
+// 8-byte little-endian double in place of 'd'.
 void EncodeAttributes(const std::vector<Attribute>& attributes, std::string* out);
 Status DecodeAttributes(std::string_view encoded, std::vector<Attribute>* out);
 
 // An attribute read in place: views into the encoded value, valid as long as it is.
 struct AttributeView {
   std::string_view name;
-  std::variant<double, std::string_view, bool> value;
+  std::variant<NumberView, std::string_view, bool> value;
 };
 
 // Reads an encoded value's attributes one by one without copying them, so a page is rendered
@@ -60,6 +63,7 @@ class AttributeReader {
 
  private:
   std::string_view rest_;
+  char version_ = 0;
   const char* error_ = nullptr;
 };
 

@@ -113,13 +113,6 @@ Status Get(const Json& request, const char* name, std::optional<T>* out) {
   return Status::OK();
 }
 
-// Shortest text that parses back to the same double: {"N":"21.5"}, never "21.500000".
-std::string FormatNumber(double value) {
-  char buf[32];
-  auto result = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, result.ptr);
-}
-
 Json Typed(std::string_view type, Json value) {
   Json av = Json::object();
   av[type] = std::move(value);
@@ -127,7 +120,7 @@ Json Typed(std::string_view type, Json value) {
 }
 
 Json ToAttributeValue(const storage::AttributeValue& value) {
-  if (const double* d = std::get_if<double>(&value)) return Typed("N", FormatNumber(*d));
+  if (const auto* n = std::get_if<storage::Number>(&value)) return Typed("N", n->text);
   if (const std::string* s = std::get_if<std::string>(&value)) return Typed("S", *s);
   return Typed("BOOL", std::get<bool>(value));
 }
@@ -146,14 +139,11 @@ Status FromAttributeValue(const Json& av, std::string_view where, storage::Attri
   } else if (type == "BOOL" && value.is_boolean()) {
     *out = value.get<bool>();
   } else if (type == "N" && value.is_string()) {
-    const std::string text = value.get<std::string>();
-    double d = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(d)) {
-      return Status::InvalidArgument(std::string(where) +
-                                     ": The parameter cannot be converted to a numeric value: " + text);
+    storage::Number number;
+    if (Status s = storage::Number::Parse(value.get_ref<const std::string&>(), &number); !s.ok()) {
+      return Status::InvalidArgument(std::string(where) + ": " + s.message());
     }
-    *out = d;
+    *out = std::move(number);
   } else {
     return Status::InvalidArgument(std::string(where) + ": attribute value type " + type +
                                    " is not supported (readings hold S, N and BOOL values)");

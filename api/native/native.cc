@@ -435,55 +435,13 @@ char* WriteString(std::string_view s, char* p) {
   return p;
 }
 
-// Sensor values mostly have a few decimals (21.37), and std::to_chars' shortest round-trip
-// search cost ~600 instructions a number, a fifth of a 600-item page. Such a value is written
-// from the integer 213700 / 10^4 with the trailing zeros dropped, but only when dividing those
-// digits back gives exactly this double: then any correctly rounding parser reads it back as
-// this value. Anything else takes to_chars. Either way an integral value keeps a ".0", so it
-// stays a float, as nlohmann dumps it. At most 25 characters.
-char* WriteNumber(double v, char* p) {
-  if (!std::isfinite(v)) return Write("null", p);  // unreachable from JSON payloads
-  if (std::signbit(v)) {
-    *p++ = '-';
-    v = -v;
-  }
-  constexpr double kScale = 1e4;
-  // Rounds to an integer as nearbyint does (below 2^52, adding and taking away 2^52 leaves the
-  // nearest integer), without a libm call per number. Below 1e11, v * 10^4 < 2^52 and the
-  // digits are an exact integer.
-  const double scaled = (v * kScale + 0x1p52) - 0x1p52;
-  if (v < 1e11 && scaled / kScale == v) {
-    auto digits = static_cast<uint64_t>(scaled);
-    int decimals = 4;
-    while (decimals > 1 && digits % 10 == 0) {
-      digits /= 10;
-      --decimals;
-    }
-    // Written backwards, then copied as a fixed 24 bytes (the slack is never read back): one
-    // move instead of a memcpy call per piece.
-    char buf[48] = {};
-    char* q = buf + 24;
-    for (int i = 0; i < decimals; ++i, digits /= 10) *--q = static_cast<char>('0' + digits % 10);
-    *--q = '.';
-    do {
-      *--q = static_cast<char>('0' + digits % 10);
-      digits /= 10;
-    } while (digits != 0);
-    std::memcpy(p, q, 24);
-    return p + (buf + 24 - q);
-  }
-  char* const start = p;
-  p = std::to_chars(p, p + 32, v).ptr;
-  if (std::none_of(start, p, [](char c) { return c == '.' || c == 'e'; })) p = Write(".0", p);
-  return p;
-}
-
 // The most an attribute can take in an item: its name and a string value with every byte
-// escaped as \u00XX (6 characters), their quotes, ',' and ':'; a number is at most 25
-// characters, a boolean 5.
+// escaped as \u00XX (6 characters), their quotes, ',' and ':'; a number its text, a boolean 5.
 std::size_t AttributeRoom(const storage::AttributeView& a) {
-  const auto* s = std::get_if<std::string_view>(&a.value);
-  return 6 * a.name.size() + 4 + (s != nullptr ? 6 * s->size() + 2 : 25);
+  std::size_t value_room = 5;
+  if (const auto* s = std::get_if<std::string_view>(&a.value)) value_room = 6 * s->size() + 2;
+  if (const auto* n = std::get_if<storage::NumberView>(&a.value)) value_room = n->MaxTextSize();
+  return 6 * a.name.size() + 4 + value_room;
 }
 
 // An item rendered from its attributes as read (Query has read them whole, so they are
@@ -505,8 +463,8 @@ void AppendItem(std::string_view device_id, std::string_view sort_key,
     *p++ = ',';
     p = WriteString(a.name, p);
     *p++ = ':';
-    if (const auto* d = std::get_if<double>(&a.value)) {
-      p = WriteNumber(*d, p);
+    if (const auto* n = std::get_if<storage::NumberView>(&a.value)) {
+      p = n->WriteTo(p);
     } else if (const auto* b = std::get_if<bool>(&a.value)) {
       p = Write(*b ? "true" : "false", p);
     } else {

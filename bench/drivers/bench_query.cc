@@ -191,12 +191,12 @@ Item StoredItem(std::string_view device, std::string_view sort_key, std::string_
     return item;
   }
   for (const auto& a : attributes) {
-    const double* d = std::get_if<double>(&a.value);
+    const auto* n = std::get_if<readingsd::storage::Number>(&a.value);
     const std::string* str = std::get_if<std::string>(&a.value);
-    if (a.name == "temperature" && d) {
-      item.temperature = *d;
-    } else if (a.name == "humidity" && d) {
-      item.humidity = *d;
+    if (a.name == "temperature" && n) {
+      item.temperature = readingsd::storage::NumberToDouble(n->text);
+    } else if (a.name == "humidity" && n) {
+      item.humidity = readingsd::storage::NumberToDouble(n->text);
     } else if (a.name == "pad" && str) {
       item.pad = *str;
     } else {

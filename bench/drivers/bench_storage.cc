@@ -144,9 +144,10 @@ void CountAndCheck(const readingsd::storage::Store& store, const readingsd::tool
       if (Status s = storage::ReadAttributes(it->encoded_attributes(), &attributes); !s.ok()) fail(k, s.ToString());
       std::size_t matched = 0;
       for (const auto& a : attributes) {
-        const double* x = std::get_if<double>(&a.value);
+        const auto* n = std::get_if<storage::NumberView>(&a.value);
         const std::string_view* text = std::get_if<std::string_view>(&a.value);
-        if ((a.name == "temperature" && x && *x == want[k].first) || (a.name == "humidity" && x && *x == want[k].second) ||
+        if ((a.name == "temperature" && n && n->ToDouble() == want[k].first) ||
+            (a.name == "humidity" && n && n->ToDouble() == want[k].second) ||
             (a.name == "pad" && text && *text == pad && !pad.empty())) {
           ++matched;
         } else {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/api/served.h"
+#include "tests/support/random_numbers.h"
 
 namespace readingsd::test {
 namespace {
@@ -306,8 +307,8 @@ TEST_F(NativeApiTest, OneItemByTimestampInAnyForm) {
                      "unknown query parameter");
 }
 
-// Pages are written without a JSON DOM: every string that needs escaping, every double's exact
-// value and the float-ness of integral numbers must survive a parse of the body.
+// Pages are written without a JSON DOM: every string that needs escaping must survive a parse
+// of the body, and every number must be in it digit for digit.
 TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
   const std::vector<std::string> fixed = {
       "", "plain", "quote\" backslash\\ slash/", "tab\t newline\n nul", std::string("nul\0byte", 8),
@@ -318,20 +319,19 @@ TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
   for (const std::string special : {"\"", "\\", "\x01", "\x1f", "\n", "\xc3\xa9", "\xff"}) {
     for (std::size_t at = 0; at <= 17; ++at) strings.push_back(std::string(at, ' ') + special + std::string(17 - at, '~'));
   }
-  std::vector<double> numbers = {0.0,   -0.0,    21.5,    22.0,     -7.0,   0.1,     1.0 / 3,
-                                 1e-7,  1e15,    1e16,    1e300,    -1e-300, 5e-324,  1.7976931348623157e308,
-                                 123456789.125, 9007199254740993.0, 4.35, 100.0, 0.0001, 0.00005, 0.05, 1e10,
-                                 99999999999.9999, 1e11, 1e11 - 0.0001, 100000000000.0001, 0.30000000000000004};
-  // Few decimals take a fast path with its own digits: decimal values of every width around its
-  // limits (up to 4 decimals below 1e11), and arbitrary bit patterns, must all read back exactly.
+  // Numbers are written as their canonical text: doubles as written before numbers were exact
+  // (the shortest decimal of each, however long its plain form), and numbers across DynamoDB's
+  // whole range.
+  std::vector<storage::Number> numbers;
+  for (double d : {0.0, -0.0, 21.5, 22.0, -7.0, 0.1, 1.0 / 3, 1e-7, 1e15, 1e16, 1e300, -1e-300, 5e-324,
+                   1.7976931348623157e308, 123456789.125, 9007199254740993.0, 0.30000000000000004}) {
+    numbers.emplace_back(d);
+  }
   std::mt19937_64 random(20261203);
-  for (int i = 0; i < 3000; ++i) {
-    const double decimal = static_cast<double>(random() % 1'000'000'000'000'000) / std::pow(10.0, random() % 9);
-    numbers.push_back(i % 2 == 0 ? decimal : -decimal);
-    double bits;
-    const uint64_t pattern = random();
-    std::memcpy(&bits, &pattern, sizeof bits);
-    if (std::isfinite(bits)) numbers.push_back(bits);
+  for (int i = 0; i < 1000; ++i) {
+    storage::Number n;
+    ASSERT_TRUE(storage::Number::Parse(DrawNumber(random).Json(random), &n).ok());
+    numbers.push_back(n);
   }
   std::vector<storage::Attribute> attributes;
   for (std::size_t i = 0; i < strings.size(); ++i) attributes.push_back({"s" + std::to_string(i), strings[i]});
@@ -341,7 +341,7 @@ TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
   attributes.push_back({"name \"with\" \\ escapes\n°", 1.0});
   // The most an attribute can take when rendered: one-byte control-character names (\u00XX) on
   // the longest numbers and on booleans, and a string of control characters only.
-  for (char c = 1; c < 0x15; ++c) attributes.push_back({std::string(1, c), -2.2250738585072014e-308});
+  for (char c = 1; c < 0x15; ++c) attributes.push_back({std::string(1, c), 5e-324});
   for (char c = 0x15; c < 0x1f; ++c) attributes.push_back({std::string(1, c), c % 2 == 0});
   attributes.push_back({"\x1f", std::string(1000, '\x01')});
   const std::string sort_key = "2026-06-25T00:00:00.000000000Z";
@@ -354,10 +354,8 @@ TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
     for (const storage::Attribute& a : attributes) {
       ASSERT_TRUE(item.contains(a.name)) << a.name;
       const json& v = item[a.name];
-      if (const auto* d = std::get_if<double>(&a.value)) {
-        ASSERT_TRUE(v.is_number_float()) << a.name << " = " << v.dump();
-        EXPECT_EQ(std::signbit(v.get<double>()), std::signbit(*d)) << a.name;
-        EXPECT_EQ(v.get<double>(), *d) << a.name;
+      if (std::holds_alternative<storage::Number>(a.value)) {
+        EXPECT_TRUE(v.is_number()) << a.name << " = " << v.dump();  // its digits: ExpectNumbersVerbatim
       } else if (const auto* b = std::get_if<bool>(&a.value)) {
         EXPECT_EQ(v, *b) << a.name;
       } else {  // as nlohmann writes it: invalid UTF-8 becomes U+FFFD
@@ -366,13 +364,26 @@ TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
       }
     }
   };
+  // A JSON parser reads numbers as doubles: the digits are checked in the body itself.
+  auto check_numbers_verbatim = [&](const std::string& body) {
+    for (const storage::Attribute& a : attributes) {
+      const auto* n = std::get_if<storage::Number>(&a.value);
+      if (n == nullptr) continue;
+      const std::string field = json(a.name).dump() + ":" + n->text;
+      const std::size_t at = body.find(field);
+      ASSERT_NE(at, std::string::npos) << field;
+      EXPECT_TRUE(body[at + field.size()] == ',' || body[at + field.size()] == '}') << field;
+    }
+  };
   HttpResult page = Readings("render");
   ASSERT_EQ(page.status, 200) << page.body;
   ASSERT_EQ(page.Json()["items"].size(), 1u);
   check(page.Json()["items"][0]);
+  check_numbers_verbatim(page.body);
   HttpResult item = Get(port(), "/v1/devices/render/readings/" + sort_key);
   ASSERT_EQ(item.status, 200) << item.body;
   check(item.Json());
+  check_numbers_verbatim(item.body);
 }
 
 // attributes= keeps the named attributes besides the key; the filter still sees them all.
@@ -487,13 +498,14 @@ TEST_F(NativeApiTest, HooksSeeEveryRequestAndPartitionRead) {
                                                  "readyz", "metrics", "other", "readings"}));
   ASSERT_EQ(reads.size(), 5u);  // the rejected request read nothing
   // All four filtered out, and still billed: a1's first readings alternate status "ok"/"warn".
-  EXPECT_EQ(reads[0], std::make_tuple(std::string("a1"), std::size_t{4}, std::size_t{2 * 81 + 2 * 83}));
+  // Temperatures 20, 20.5, 21, 21.5 bill 2, 3, 2, 3 bytes (a byte per two significant digits, plus one).
+  EXPECT_EQ(reads[0], std::make_tuple(std::string("a1"), std::size_t{4}, std::size_t{75 + 78 + 75 + 78}));
   EXPECT_EQ(std::get<1>(reads[1]), 1u);
   // deviceId a1 + readingTs + its three attributes, as DynamoDB sizes an item.
-  EXPECT_EQ(std::get<2>(reads[1]), (8 + 2) + (9 + 30) + (11 + 8) + (6 + 4) + (4 + 1));
+  EXPECT_EQ(std::get<2>(reads[1]), (8 + 2) + (9 + 30) + (11 + 3) + (6 + 4) + (4 + 1));
   EXPECT_EQ(reads[2], reads[1]);  // only what is sent is cut: the read is billed whole
   EXPECT_EQ(reads[3],
-            std::make_tuple(std::string("b2"), std::size_t{1}, std::size_t{(8 + 2) + (9 + 30) + (8 + 8)}));
+            std::make_tuple(std::string("b2"), std::size_t{1}, std::size_t{(8 + 2) + (9 + 30) + (8 + 2)}));
   EXPECT_EQ(reads[4], std::make_tuple(std::string("b2"), std::size_t{0}, std::size_t{0}));
 }
 

@@ -103,8 +103,8 @@ std::string Describe(const ReadingMap::value_type& reading) {
   std::string text = reading.first.first + " " + reading.first.second + " {";
   for (const auto& [name, value] : reading.second) {
     text += " " + name + "=";
-    if (const double* d = std::get_if<double>(&value)) {
-      text += std::to_string(*d);
+    if (const auto* n = std::get_if<storage::Number>(&value)) {
+      text += n->text;
     } else if (const std::string* s = std::get_if<std::string>(&value)) {
       text += '"' + *s + '"';
     } else {

@@ -243,6 +243,43 @@ TEST(IngestE2E, ImplausibleTimestampsAndDuplicateKeysFallAloneInTheirBatch) {
   EXPECT_TRUE(daemon.StoredKeys({"clock1"}) == want);
 }
 
+// Numbers as DynamoDB keeps them (issue #22): every digit of a 64-bit counter or a 19-digit
+// fraction survives MQTT, the store and the native API, and comes back in plain decimal; one
+// beyond DynamoDB's 38 digits is refused with its reason, alone in its batch.
+TEST(IngestE2E, NumbersKeepEveryDigitFromMqttToTheApi) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  PublishAll(broker.port(),
+             {{"sensors/exact1/readings", R"([{"readingTs":"2026-06-23T08:00:00Z","energy":123456789012345678,
+                                              "f":0.1234567890123456789,"big":1000000000000000000000,
+                                              "small":0.00000015,"e":1.5E-7,"u":18446744073709551615,
+                                              "neg":-9223372036854775808,"whole":22.0},
+                                             {"readingTs":"2026-06-23T08:00:01Z","energy":123456789012345679},
+                                             {"readingTs":"2026-06-23T08:00:02Z","x":1234567890123456789012345678901234567890}])"}});
+  ASSERT_EQ(daemon.WaitForStored({"exact1"}, 2, std::chrono::seconds(30)), 2u) << daemon.log();
+  auto [status, body] = Get(daemon.http_port(), "/v1/devices/exact1/readings");
+  ASSERT_EQ(status, 200) << body;
+  for (const char* field : {R"("energy":123456789012345678,)", R"("f":0.1234567890123456789,)",
+                            R"("big":1000000000000000000000,)", R"("small":0.00000015,)", R"("e":0.00000015,)",
+                            R"("u":18446744073709551615,)", R"("neg":-9223372036854775808,)", R"("whole":22})",
+                            R"("energy":123456789012345679})"}) {
+    EXPECT_NE(body.find(field), std::string::npos) << field << " in " << body;
+  }
+  // Compared exactly: the two counters differ only in their 18th digit.
+  auto [filter_status, filtered] =
+      Get(daemon.http_port(), "/v1/devices/exact1/readings?filter=energy%3E123456789012345678");
+  ASSERT_EQ(filter_status, 200) << filtered;
+  EXPECT_NE(filtered.find(R"("count":1)"), std::string::npos) << filtered;
+  EXPECT_NE(filtered.find("123456789012345679"), std::string::npos) << filtered;
+  auto [metrics_status, metrics] = Get(daemon.http_port(), "/metrics");
+  ASSERT_EQ(metrics_status, 200);
+  EXPECT_EQ(MetricValue(metrics, R"(readingsd_readings_rejected_total{reason="invalid_attribute"})"), 1);
+  EXPECT_NE(daemon.log().find("Attempting to store more than 38 significant digits in a Number"), std::string::npos)
+      << daemon.log();
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 TEST(IngestE2E, MqttV5SessionSurvivesTheDaemonBeingDown) {
   // v5 ends a session at disconnect unless the client asks for an expiry: readingsd asks for one.
   MosquittoBroker broker;

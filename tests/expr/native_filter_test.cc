@@ -151,7 +151,11 @@ TEST(NativeFilterTest, ErrorsNameWhatAndWhere) {
             "filter: 'BETWEEN' cannot take the boolean false at offset 2");
   EXPECT_EQ(NativeError("begins_with(a, 5)"),
             "filter: 'begins_with' cannot take the number 5 at offset 0");
-  EXPECT_EQ(NativeError("a=1e999"), "filter: number out of range at offset 2");
+  EXPECT_EQ(NativeError("a=1e999"),
+            "filter: Number overflow. Attempting to store a number with magnitude larger than supported range at "
+            "offset 2");
+  EXPECT_EQ(NativeError("a=" + std::string(39, '1')),
+            "filter: Attempting to store more than 38 significant digits in a Number at offset 2");
 }
 
 TEST(NativeFilterTest, KeyAttributesAreRejected) {

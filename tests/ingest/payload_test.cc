@@ -33,10 +33,32 @@ TEST(Payload, OneReadingWithAttributes) {
   EXPECT_EQ(r.sort_key, "2026-06-23T08:00:00.000000000Z");
   ASSERT_EQ(r.attributes.size(), 4u);  // null is dropped
   EXPECT_EQ(r.attributes[0].name, "count");
-  EXPECT_EQ(std::get<double>(r.attributes[0].value), 3.0);
+  EXPECT_EQ(std::get<storage::Number>(r.attributes[0].value).text, "3");
   EXPECT_EQ(std::get<bool>(r.attributes[1].value), false);
   EXPECT_EQ(std::get<std::string>(r.attributes[2].value), "ok");
-  EXPECT_EQ(std::get<double>(r.attributes[3].value), 21.5);
+  EXPECT_EQ(std::get<storage::Number>(r.attributes[3].value).text, "21.5");
+}
+
+// Every digit of every number, in each reading of a batch: the parse keeps the text a double would round.
+TEST(Payload, NumbersKeepTheirDigitsInEveryReadingOfABatch) {
+  auto m = Parse(R"([{"deviceId":"a1","readingTs":"2026-06-23T08:00:00Z","f":0.1234567890123456789,"i":-42,
+                      "u":18446744073709551615,"big":123456789012345678901234567890},
+                     {"deviceId":"a1","readingTs":"2026-06-23T08:00:01Z","f":1.00000000000000000001,"e":-2.5E-3},
+                     {"deviceId":"a1","readingTs":"2026-06-23T08:00:02Z","x":1e126}])");
+  ASSERT_EQ(m.readings.size(), 2u);
+  auto number = [&](std::size_t reading, std::size_t attribute) {
+    return std::get<storage::Number>(m.readings[reading].attributes.at(attribute).value).text;
+  };
+  EXPECT_EQ(number(0, 0), "123456789012345678901234567890");  // "big": attributes in name order
+  EXPECT_EQ(number(0, 1), "0.1234567890123456789");
+  EXPECT_EQ(number(0, 2), "-42");
+  EXPECT_EQ(number(0, 3), "18446744073709551615");
+  EXPECT_EQ(number(1, 0), "-0.0025");
+  EXPECT_EQ(number(1, 1), "1.00000000000000000001");
+  ASSERT_EQ(m.rejections.size(), 1u);
+  EXPECT_EQ(m.rejections[0].reason, RejectReason::kInvalidAttribute);
+  EXPECT_EQ(m.rejections[0].message,
+            "attribute \"x\": Number overflow. Attempting to store a number with magnitude larger than supported range");
 }
 
 TEST(Payload, DeviceIdFromTopicOrPayload) {

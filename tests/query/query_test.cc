@@ -534,8 +534,9 @@ TEST_F(QueryTest, FilterCountsReturnedItemsAndScannedItems) {
   EXPECT_EQ(result.count, 3u);
   EXPECT_EQ(result.items.size(), 3u);
   EXPECT_EQ(result.scanned_count, 10u);
-  // Read units are billed on what was read: ten items of deviceId a1, readingTs, temperature.
-  EXPECT_EQ(result.scanned_bytes, 10u * ((8 + 2) + (9 + 30) + (11 + 8)));
+  // Read units are billed on what was read: ten items of deviceId a1, readingTs, temperature
+  // (0 takes 1 byte, 1 to 9 two: a byte per two significant digits, plus one).
+  EXPECT_EQ(result.scanned_bytes, 10u * ((8 + 2) + (9 + 30) + 11) + 1 + 9 * 2);
 }
 
 TEST_F(QueryTest, PageEmptiedByTheFilterStillHasANextKey) {

@@ -70,7 +70,7 @@ TEST(Attributes, ReaderSeesWhatDecodeSees) {
   ASSERT_TRUE(reader.status().ok());
   ASSERT_EQ(seen.size(), 4u);
   EXPECT_EQ(seen[0].name, "t");
-  EXPECT_EQ(std::get<double>(seen[0].value), -0.25);
+  EXPECT_EQ(std::get<NumberView>(seen[0].value), NumberView(Number(-0.25)));
   EXPECT_EQ(std::get<std::string_view>(seen[1].value), std::string_view("a\0b", 3));
   EXPECT_TRUE(std::get<bool>(seen[2].value));
   EXPECT_FALSE(std::get<bool>(seen[3].value));
@@ -108,7 +108,7 @@ TEST(Attributes, ReaderStopsAtTheFirstDamagedAttribute) {
 
 TEST(Attributes, ItemSizeCountsNamesAndValues) {
   Reading r{"a1", std::string(30, '0'), {{"t", 1.0}, {"s", std::string("abc")}, {"b", true}}};
-  EXPECT_EQ(ItemSize(r), 8u + 2 + 9 + 30 + (1 + 8) + (1 + 3) + (1 + 1));
+  EXPECT_EQ(ItemSize(r), 8u + 2 + 9 + 30 + (1 + 2) + (1 + 3) + (1 + 1));  // 1: one digit, 2 bytes
   // A stored item bills the same as the Reading it was encoded from.
   std::string encoded;
   EncodeAttributes(r.attributes, &encoded);
@@ -121,7 +121,7 @@ TEST(Attributes, ReadAttributesTakesAWholeValueOrNothing) {
   const std::vector<Attribute> attributes{{"temperature", 21.5}, {"status", std::string("ok")}, {"on", true}};
   std::string encoded;
   EncodeAttributes(attributes, &encoded);
-  std::vector<AttributeView> read{{"stale", 1.0}};
+  std::vector<AttributeView> read{{"stale", true}};
   ASSERT_TRUE(ReadAttributes(encoded, &read).ok());
   ASSERT_EQ(read.size(), 3u);
   std::vector<Attribute> decoded;

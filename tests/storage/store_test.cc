@@ -70,7 +70,7 @@ TEST_F(StoreTest, PutGetOverwriteIsIdempotent) {
   ASSERT_TRUE(store_->Put(r).ok());  // same PK+SK: overwrite, as PutItem
   Reading got;
   ASSERT_TRUE(store_->Get("a1", r.sort_key, &got).ok());
-  EXPECT_EQ(std::get<double>(got.attributes.at(0).value), 22.0);
+  EXPECT_EQ(std::get<Number>(got.attributes.at(0).value), Number(22));
   EXPECT_EQ(SortKeys("a1").size(), 1u);
   EXPECT_TRUE(store_->Get("a1", Make("a1", "2026-06-23T08:00:01Z", 0).sort_key, &got).IsNotFound());
 }
@@ -280,7 +280,7 @@ TEST_F(StoreTest, RetentionDropsOldReadingsAtCompaction) {
   ASSERT_EQ(keys.size(), 2u);
   Reading got;
   ASSERT_TRUE(store_->Get("a1", keys[0], &got).ok());
-  EXPECT_EQ(std::get<double>(got.attributes.at(0).value), 2.0);
+  EXPECT_EQ(std::get<Number>(got.attributes.at(0).value), Number(2));
 }
 
 TEST_F(StoreTest, CheckpointIsAnIdenticalStore) {

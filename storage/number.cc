@@ -1,0 +1,201 @@
+#include "storage/number.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+
+namespace readingsd::storage {
+namespace {
+
+// DynamoDB's range: a most significant digit at 10^-130 .. 10^125.
+constexpr int64_t kMinExponent = -130;
+constexpr int64_t kMaxExponent = 125;
+// An exponent is read up to this and no further: far past any digit count a request can hold.
+constexpr int64_t kExponentCap = int64_t{1} << 40;
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// The canonical text of digits × 10^exponent, negated when `negative`. `digits` has no leading or
+// trailing zeros and is not empty.
+std::string PlainDecimal(bool negative, std::string_view digits, int64_t exponent) {
+  std::string out;
+  if (negative) out.push_back('-');
+  const int64_t before_point = static_cast<int64_t>(digits.size()) + exponent;
+  if (exponent >= 0) {
+    out.append(digits);
+    out.append(static_cast<std::size_t>(exponent), '0');
+  } else if (before_point > 0) {
+    out.append(digits.substr(0, static_cast<std::size_t>(before_point)));
+    out.push_back('.');
+    out.append(digits.substr(static_cast<std::size_t>(before_point)));
+  } else {
+    out.append("0.");
+    out.append(static_cast<std::size_t>(-before_point), '0');
+    out.append(digits);
+  }
+  return out;
+}
+
+// Canonicalizes `text`; checks DynamoDB's digit and magnitude limits when `check_range`.
+Status Canonicalize(std::string_view text, bool check_range, std::string* canonical) {
+  const auto not_a_number = [&] {
+    return Status::InvalidArgument("The parameter cannot be converted to a numeric value: " + std::string(text));
+  };
+  std::size_t i = 0;
+  const bool negative = i < text.size() && text[i] == '-';
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  std::string digits;  // integer and fraction digits together
+  int64_t exponent = 0;  // of the last digit in `digits`
+  bool any_digit = false;
+  for (; i < text.size() && IsDigit(text[i]); ++i, any_digit = true) digits.push_back(text[i]);
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && IsDigit(text[i]); ++i, any_digit = true) {
+      digits.push_back(text[i]);
+      --exponent;
+    }
+  }
+  if (!any_digit) return not_a_number();
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    const bool negative_exponent = i < text.size() && text[i] == '-';
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    if (i == text.size() || !IsDigit(text[i])) return not_a_number();
+    int64_t e = 0;
+    for (; i < text.size() && IsDigit(text[i]); ++i) e = std::min(e * 10 + (text[i] - '0'), kExponentCap);
+    exponent += negative_exponent ? -e : e;
+  }
+  if (i != text.size()) return not_a_number();
+
+  const std::size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos) {
+    *canonical = "0";
+    return Status::OK();
+  }
+  const std::size_t last = digits.find_last_not_of('0');
+  exponent += static_cast<int64_t>(digits.size() - 1 - last);
+  const std::string_view significant = std::string_view(digits).substr(first, last + 1 - first);
+  if (check_range) {
+    if (significant.size() > static_cast<std::size_t>(kMaxNumberDigits)) {
+      return Status::InvalidArgument("Attempting to store more than 38 significant digits in a Number");
+    }
+    const int64_t leading = exponent + static_cast<int64_t>(significant.size()) - 1;
+    if (leading > kMaxExponent) {
+      return Status::InvalidArgument(
+          "Number overflow. Attempting to store a number with magnitude larger than supported range");
+    }
+    if (leading < kMinExponent) {
+      return Status::InvalidArgument(
+          "Number underflow. Attempting to store a number with magnitude smaller than supported range");
+    }
+  }
+  *canonical = PlainDecimal(negative, significant, exponent);
+  return Status::OK();
+}
+
+// Magnitudes of canonical texts without sign: a longer integer part is larger ("0." counts as
+// none); with integer parts of one length, the digits decide in order, a prefix being smaller.
+std::strong_ordering CompareMagnitudes(std::string_view a, std::string_view b) {
+  const auto integer_digits = [](std::string_view s) {
+    return s.starts_with("0.") ? std::size_t{0} : std::min(s.find('.'), s.size());
+  };
+  if (auto order = integer_digits(a) <=> integer_digits(b); order != 0) return order;
+  std::size_t i = 0, j = 0;
+  for (;; ++i, ++j) {
+    if (i < a.size() && a[i] == '.') ++i;
+    if (j < b.size() && b[j] == '.') ++j;
+    if (i == a.size() || j == b.size()) return (a.size() - i) <=> (b.size() - j);
+    if (a[i] != b[j]) return a[i] <=> b[j];
+  }
+}
+
+int Sign(std::string_view canonical) {
+  if (canonical.starts_with('-')) return -1;
+  return canonical == "0" ? 0 : 1;
+}
+
+}  // namespace
+
+Status ParseNumber(std::string_view text, std::string* canonical) {
+  return Canonicalize(text, /*check_range=*/true, canonical);
+}
+
+bool IsCanonicalNumber(std::string_view text) {
+  if (text == "0") return true;
+  if (text.starts_with('-')) text.remove_prefix(1);
+  const std::size_t point = text.find('.');
+  const std::string_view integer = text.substr(0, point);
+  if (integer.empty() || !std::all_of(integer.begin(), integer.end(), IsDigit)) return false;
+  if (point == std::string_view::npos) return integer.front() != '0';
+  const std::string_view fraction = text.substr(point + 1);
+  return (integer == "0" || integer.front() != '0') && !fraction.empty() &&
+         std::all_of(fraction.begin(), fraction.end(), IsDigit) && fraction.back() != '0';
+}
+
+bool IsNumberText(std::string_view text) {
+  std::string canonical;
+  return Canonicalize(text, /*check_range=*/false, &canonical).ok();
+}
+
+std::strong_ordering CompareNumbers(std::string_view a, std::string_view b) {
+  const int sign_a = Sign(a), sign_b = Sign(b);
+  if (sign_a != sign_b || sign_a == 0) return sign_a <=> sign_b;
+  if (sign_a > 0) return CompareMagnitudes(a, b);
+  return CompareMagnitudes(b.substr(1), a.substr(1));
+}
+
+double NumberToDouble(std::string_view canonical) {
+  double value = 0;
+  std::from_chars(canonical.data(), canonical.data() + canonical.size(), value);
+  return value;
+}
+
+std::string NumberFromDouble(double value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  std::string canonical;
+  // Shortest round-trip text is always a plain or exponent decimal; NaN and infinity, which no
+  // JSON payload can carry, would fail and read as 0.
+  if (!Canonicalize(std::string_view(buffer, result.ptr), /*check_range=*/false, &canonical).ok()) return "0";
+  return canonical;
+}
+
+void NumberView::AppendTo(std::string* out) const {
+  if (legacy_) {
+    out->append(NumberFromDouble(legacy_value_));
+  } else {
+    out->append(text_);
+  }
+}
+
+char* NumberView::WriteTo(char* p) const {
+  if (legacy_) {
+    const std::string text = NumberFromDouble(legacy_value_);
+    return std::copy(text.begin(), text.end(), p);
+  }
+  return std::copy(text_.begin(), text_.end(), p);
+}
+
+Number NumberView::ToNumber() const {
+  Number number;
+  number.text = legacy_ ? NumberFromDouble(legacy_value_) : std::string(text_);
+  return number;
+}
+
+std::size_t NumberView::BilledSize() const {
+  const std::string legacy_text = legacy_ ? NumberFromDouble(legacy_value_) : std::string();
+  const std::string_view text = legacy_ ? std::string_view(legacy_text) : text_;
+  const std::size_t first = text.find_first_of("123456789");
+  if (first == std::string_view::npos) return 1;  // zero
+  std::size_t digits = text.find_last_of("123456789") + 1 - first;
+  if (text.substr(first, digits).find('.') != std::string_view::npos) --digits;
+  return (digits + 1) / 2 + 1;
+}
+
+double NumberView::ToDouble() const { return legacy_ ? legacy_value_ : NumberToDouble(text_); }
+
+std::strong_ordering operator<=>(const NumberView& a, const NumberView& b) {
+  if (!a.legacy_ && !b.legacy_) return CompareNumbers(a.text_, b.text_);
+  return CompareNumbers(a.ToNumber().text, b.ToNumber().text);
+}
+
+}  // namespace readingsd::storage

@@ -1,0 +1,170 @@
+#include "storage/number.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "storage/reading.h"
+#include "tests/support/random_numbers.h"
+
+namespace readingsd::storage {
+namespace {
+
+std::string Canonical(std::string_view text) {
+  std::string canonical;
+  const Status s = ParseNumber(text, &canonical);
+  EXPECT_TRUE(s.ok()) << text << ": " << s.message();
+  return canonical;
+}
+
+std::string Rejection(std::string_view text) {
+  std::string canonical;
+  const Status s = ParseNumber(text, &canonical);
+  EXPECT_FALSE(s.ok()) << text << " was accepted as " << canonical;
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  return s.message();
+}
+
+TEST(Number, KeepsEveryDigitAndNeverAnExponent) {
+  // The values of issue #22 that doubles rounded or printed in exponent form.
+  EXPECT_EQ(Canonical("123456789012345678"), "123456789012345678");
+  EXPECT_EQ(Canonical("0.1234567890123456789"), "0.1234567890123456789");
+  EXPECT_EQ(Canonical("1000000000000000000000"), "1000000000000000000000");
+  EXPECT_EQ(Canonical("1e21"), "1000000000000000000000");
+  EXPECT_EQ(Canonical("0.00000015"), "0.00000015");
+  EXPECT_EQ(Canonical("1.5E-7"), "0.00000015");
+  EXPECT_EQ(Canonical("18446744073709551615"), "18446744073709551615");
+  EXPECT_EQ(Canonical("-9223372036854775808"), "-9223372036854775808");
+  EXPECT_EQ(Canonical("12345678901234567890123456789012345678"), "12345678901234567890123456789012345678");
+}
+
+TEST(Number, OneTextPerValue) {
+  for (const char* zero : {"0", "-0", "+0", "0.0", "-0.000", "0e99", "000", ".0", "0."}) EXPECT_EQ(Canonical(zero), "0") << zero;
+  EXPECT_EQ(Canonical("1.50"), "1.5");
+  EXPECT_EQ(Canonical("001.5"), "1.5");
+  EXPECT_EQ(Canonical("+5"), "5");
+  EXPECT_EQ(Canonical(".5"), "0.5");
+  EXPECT_EQ(Canonical("5."), "5");
+  EXPECT_EQ(Canonical("1e2"), "100");
+  EXPECT_EQ(Canonical("100e-2"), "1");
+  EXPECT_EQ(Canonical("-12.3400e1"), "-123.4");
+  EXPECT_EQ(Canonical("0.05e1"), "0.5");
+}
+
+TEST(Number, DynamoDbLimitsWithItsMessages) {
+  const std::string digits38(38, '9');
+  EXPECT_EQ(Canonical(digits38), digits38);
+  EXPECT_EQ(Canonical("1" + std::string(37, '0') + "000"), "1" + std::string(40, '0'));  // trailing zeros are free
+  EXPECT_EQ(Rejection(digits38 + "1"), "Attempting to store more than 38 significant digits in a Number");
+  EXPECT_EQ(Rejection("-1.23456789012345678901234567890123456789"),
+            "Attempting to store more than 38 significant digits in a Number");
+  EXPECT_EQ(Canonical("9.9999999999999999999999999999999999999E+125"), "99999999999999999999999999999999999999" + std::string(88, '0'));
+  EXPECT_EQ(Canonical("1e-130"), "0." + std::string(129, '0') + "1");
+  for (const char* big : {"1e126", "-1e126", "1e999999999999999999999"}) {
+    EXPECT_EQ(Rejection(big), "Number overflow. Attempting to store a number with magnitude larger than supported range");
+  }
+  for (const char* small : {"1e-131", "-1e-131", "0.1e-130", "1e-999999999999999999999"}) {
+    EXPECT_EQ(Rejection(small),
+              "Number underflow. Attempting to store a number with magnitude smaller than supported range");
+  }
+}
+
+TEST(Number, RejectsWhatIsNotANumber) {
+  for (const char* text : {"", "-", "+", ".", "-.", "e5", "1e", "1e+", "1.2.3", " 1", "1 ", "0x10", "inf", "NaN",
+                           "1,5", "--1", "1e5.5", "١"}) {
+    EXPECT_EQ(Rejection(text), "The parameter cannot be converted to a numeric value: " + std::string(text));
+    EXPECT_FALSE(IsNumberText(text)) << text;
+  }
+  EXPECT_TRUE(IsNumberText("1e999"));  // the grammar, whatever the range
+}
+
+TEST(Number, CanonicalCheckOfStoredText) {
+  for (const char* ok : {"0", "1", "-1", "0.5", "-0.005", "10", "120.25"}) EXPECT_TRUE(IsCanonicalNumber(ok)) << ok;
+  for (const char* bad : {"", "-", "-0", "00", "01", "1.", "1.50", ".5", "0.", "+1", "1e5", "a", "0.0", "-0.0"}) {
+    EXPECT_FALSE(IsCanonicalNumber(bad)) << bad;
+  }
+}
+
+TEST(Number, DoublesAsTheirShortestDecimal) {
+  EXPECT_EQ(NumberFromDouble(21.5), "21.5");
+  EXPECT_EQ(NumberFromDouble(0.1), "0.1");
+  EXPECT_EQ(NumberFromDouble(-0.0), "0");
+  EXPECT_EQ(NumberFromDouble(1e21), "1000000000000000000000");
+  EXPECT_EQ(NumberFromDouble(1.5e-7), "0.00000015");
+  EXPECT_EQ(NumberFromDouble(22.0), "22");
+  EXPECT_EQ(NumberToDouble("0.1"), 0.1);
+  EXPECT_EQ(NumberToDouble("-123456789012345678"), -123456789012345678.0);
+  EXPECT_EQ(Number(uint64_t{18446744073709551615u}).text, "18446744073709551615");
+  EXPECT_EQ(Number(int64_t{-42}).text, "-42");
+}
+
+TEST(Number, PropertyAnyAcceptedNumberRoundTripsAndOrders) {
+  std::mt19937_64 rng(20261205);
+  std::vector<test::DrawnNumber> drawn;
+  for (int i = 0; i < 20000; ++i) {
+    const test::DrawnNumber d = test::DrawNumber(rng);
+    const std::string written = d.Json(rng);
+    const std::string canonical = Canonical(written);
+    ASSERT_EQ(canonical, d.Plain()) << written;
+    ASSERT_EQ(Canonical(canonical), canonical);
+    ASSERT_TRUE(IsCanonicalNumber(canonical)) << canonical;
+    // Through the value format, as owned values and as views.
+    std::string encoded;
+    Number number;
+    ASSERT_TRUE(Number::Parse(written, &number).ok());
+    EncodeAttributes({{"n", number}}, &encoded);
+    std::vector<Attribute> decoded;
+    ASSERT_TRUE(DecodeAttributes(encoded, &decoded).ok());
+    ASSERT_EQ(std::get<Number>(decoded.at(0).value).text, canonical);
+    drawn.push_back(d);
+  }
+  for (std::size_t i = 0; i + 1 < drawn.size(); ++i) {
+    const test::DrawnNumber& a = drawn[i];
+    const test::DrawnNumber& b = rng() % 8 == 0 ? a : drawn[i + 1];
+    const std::string ta = a.Plain(), tb = b.Plain();
+    const auto order = CompareNumbers(ta, tb);
+    const int got = order < 0 ? -1 : order > 0 ? 1 : 0;
+    ASSERT_EQ(got, a.ReferenceCompare(b)) << ta << " vs " << tb;
+  }
+}
+
+TEST(Number, ComparesNumericallyNotAsText) {
+  const std::vector<std::string> ascending = {"-100", "-99.5", "-2", "-1.05", "-1", "-0.5", "-0.05", "0",
+                                              "0.0001", "0.05", "0.5", "1", "1.05", "2", "9.99", "10", "100"};
+  for (std::size_t i = 0; i < ascending.size(); ++i) {
+    for (std::size_t j = 0; j < ascending.size(); ++j) {
+      EXPECT_EQ(CompareNumbers(ascending[i], ascending[j]), i <=> j) << ascending[i] << " vs " << ascending[j];
+    }
+  }
+}
+
+TEST(Number, LegacyDoublesReadAsTheirDecimal) {
+  const NumberView legacy = NumberView::OfLegacyDouble(0.1);
+  EXPECT_EQ(legacy.ToNumber().text, "0.1");
+  const Number tenth(0.1);
+  EXPECT_EQ(legacy, NumberView(tenth));
+  std::string out;
+  legacy.AppendTo(&out);
+  EXPECT_EQ(out, "0.1");
+  const NumberView huge = NumberView::OfLegacyDouble(-std::numeric_limits<double>::denorm_min());
+  std::string text(huge.MaxTextSize(), '\0');
+  text.resize(static_cast<std::size_t>(huge.WriteTo(text.data()) - text.data()));
+  EXPECT_EQ(text, "-0." + std::string(323, '0') + "5");
+}
+
+TEST(Number, BilledAsDynamoDbCountsIt) {
+  EXPECT_EQ(NumberView(Number(0)).BilledSize(), 1u);
+  EXPECT_EQ(NumberView(Number(7)).BilledSize(), 2u);        // 1 digit
+  EXPECT_EQ(NumberView(Number(1000)).BilledSize(), 2u);     // trailing zeros trimmed
+  EXPECT_EQ(NumberView(Number(21.37)).BilledSize(), 3u);    // 4 digits
+  EXPECT_EQ(NumberView(Number(0.005)).BilledSize(), 2u);    // leading zeros trimmed
+  EXPECT_EQ(NumberView(Number(-123.45)).BilledSize(), 4u);  // 5 digits
+}
+
+}  // namespace
+}  // namespace readingsd::storage
