@@ -36,13 +36,18 @@ std::string PlainDecimal(bool negative, std::string_view digits, int64_t exponen
   return out;
 }
 
-// Canonicalizes `text`; checks DynamoDB's digit and magnitude limits when `check_range`.
-Status Canonicalize(std::string_view text, bool check_range, std::string* canonical) {
-  const auto not_a_number = [&] {
-    return Status::InvalidArgument("The parameter cannot be converted to a numeric value: " + std::string(text));
-  };
+// A number read from text: `significant` × 10^`exponent`, negated when `negative`; zero when
+// `significant` is empty. `significant` has no leading or trailing zeros.
+struct Decimal {
+  bool negative = false;
+  std::string significant;
+  int64_t exponent = 0;
+};
+
+// False when `text` is not a number of the grammar ParseNumber reads.
+bool ReadDecimal(std::string_view text, Decimal* out) {
   std::size_t i = 0;
-  const bool negative = i < text.size() && text[i] == '-';
+  out->negative = i < text.size() && text[i] == '-';
   if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
   std::string digits;  // integer and fraction digits together
   int64_t exponent = 0;  // of the last digit in `digits`
@@ -54,42 +59,31 @@ Status Canonicalize(std::string_view text, bool check_range, std::string* canoni
       --exponent;
     }
   }
-  if (!any_digit) return not_a_number();
+  if (!any_digit) return false;
   if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
     ++i;
     const bool negative_exponent = i < text.size() && text[i] == '-';
     if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
-    if (i == text.size() || !IsDigit(text[i])) return not_a_number();
+    if (i == text.size() || !IsDigit(text[i])) return false;
     int64_t e = 0;
     for (; i < text.size() && IsDigit(text[i]); ++i) e = std::min(e * 10 + (text[i] - '0'), kExponentCap);
     exponent += negative_exponent ? -e : e;
   }
-  if (i != text.size()) return not_a_number();
-
+  if (i != text.size()) return false;
   const std::size_t first = digits.find_first_not_of('0');
   if (first == std::string::npos) {
-    *canonical = "0";
-    return Status::OK();
+    out->significant.clear();
+    out->exponent = 0;
+    return true;
   }
   const std::size_t last = digits.find_last_not_of('0');
-  exponent += static_cast<int64_t>(digits.size() - 1 - last);
-  const std::string_view significant = std::string_view(digits).substr(first, last + 1 - first);
-  if (check_range) {
-    if (significant.size() > static_cast<std::size_t>(kMaxNumberDigits)) {
-      return Status::InvalidArgument("Attempting to store more than 38 significant digits in a Number");
-    }
-    const int64_t leading = exponent + static_cast<int64_t>(significant.size()) - 1;
-    if (leading > kMaxExponent) {
-      return Status::InvalidArgument(
-          "Number overflow. Attempting to store a number with magnitude larger than supported range");
-    }
-    if (leading < kMinExponent) {
-      return Status::InvalidArgument(
-          "Number underflow. Attempting to store a number with magnitude smaller than supported range");
-    }
-  }
-  *canonical = PlainDecimal(negative, significant, exponent);
-  return Status::OK();
+  out->exponent = exponent + static_cast<int64_t>(digits.size() - 1 - last);
+  out->significant = digits.substr(first, last + 1 - first);
+  return true;
+}
+
+std::string CanonicalText(const Decimal& d) {
+  return d.significant.empty() ? "0" : PlainDecimal(d.negative, d.significant, d.exponent);
 }
 
 // Magnitudes of canonical texts without sign: a longer integer part is larger ("0." counts as
@@ -116,7 +110,26 @@ int Sign(std::string_view canonical) {
 }  // namespace
 
 Status ParseNumber(std::string_view text, std::string* canonical) {
-  return Canonicalize(text, /*check_range=*/true, canonical);
+  Decimal d;
+  if (!ReadDecimal(text, &d)) {
+    return Status::InvalidArgument("The parameter cannot be converted to a numeric value: " + std::string(text));
+  }
+  if (!d.significant.empty()) {
+    if (d.significant.size() > static_cast<std::size_t>(kMaxNumberDigits)) {
+      return Status::InvalidArgument("Attempting to store more than 38 significant digits in a Number");
+    }
+    const int64_t leading = d.exponent + static_cast<int64_t>(d.significant.size()) - 1;
+    if (leading > kMaxExponent) {
+      return Status::InvalidArgument(
+          "Number overflow. Attempting to store a number with magnitude larger than supported range");
+    }
+    if (leading < kMinExponent) {
+      return Status::InvalidArgument(
+          "Number underflow. Attempting to store a number with magnitude smaller than supported range");
+    }
+  }
+  *canonical = CanonicalText(d);
+  return Status::OK();
 }
 
 bool IsCanonicalNumber(std::string_view text) {
@@ -132,8 +145,8 @@ bool IsCanonicalNumber(std::string_view text) {
 }
 
 bool IsNumberText(std::string_view text) {
-  std::string canonical;
-  return Canonicalize(text, /*check_range=*/false, &canonical).ok();
+  Decimal d;
+  return ReadDecimal(text, &d);
 }
 
 std::strong_ordering CompareNumbers(std::string_view a, std::string_view b) {
@@ -152,11 +165,11 @@ double NumberToDouble(std::string_view canonical) {
 std::string NumberFromDouble(double value) {
   char buffer[32];
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  std::string canonical;
-  // Shortest round-trip text is always a plain or exponent decimal; NaN and infinity, which no
-  // JSON payload can carry, would fail and read as 0.
-  if (!Canonicalize(std::string_view(buffer, result.ptr), /*check_range=*/false, &canonical).ok()) return "0";
-  return canonical;
+  // Shortest round-trip text is a plain or exponent decimal of at most 17 digits and an exponent
+  // of at most 324, so its plain form is bounded; NaN and infinity, which no JSON payload can
+  // carry, are not numbers and read as 0.
+  Decimal d;
+  return ReadDecimal(std::string_view(buffer, result.ptr), &d) ? CanonicalText(d) : "0";
 }
 
 void NumberView::AppendTo(std::string* out) const {
