@@ -333,6 +333,9 @@ async function main() {
     const want = canonical(await run(dyn, kase));
     const got = canonical(await run(rsd, kase));
     dump[kase.name] = { input: kase.input, dynalite: want, readingsd: got };
+    // The DocumentClient cases show that its default settings page through 20-digit numbers: the
+    // data must let them, whatever readingsd answers.
+    if (kase.op.startsWith('Doc') && !want.items) unexpected.push(`${kase.name}\n    dynalite: ${short(want)} (the readings must page through the DocumentClient)`);
     const difference = firstDifference(want, got);
     const listed = Object.prototype.hasOwnProperty.call(EXPECTED, kase.name);
     if (difference && !listed) unexpected.push(`${kase.name}\n    ${difference}`);
