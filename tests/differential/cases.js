@@ -7,6 +7,9 @@
 //   'set'      follow LastEvaluatedKey to the end; the union of items (sorted by key) and the
 //              summed Count / ScannedCount must match: for Scan, whose order is the
 //              implementation's (DynamoDB and dynalite: by key hash), not part of the contract
+//   'mb'       as 'set', and the number of pages too: for pages that end at 1 MB of data read, where
+//              the byte each implementation counts differs (its own storage format), so the item a
+//              page ends on may too, but not how many pages a partition takes
 //   'segments' a parallel scan: each of TotalSegments segments paged to the end; the union of
 //              all segments must match, and no item may be in two segments
 //   'batch'    BatchGetItem: Responses compared as a set (DynamoDB promises no order)
@@ -30,6 +33,7 @@ function buildCases(readings) {
   const cases = [];
   const add = (name, op, input, kind = 'one') => cases.push({ name, op, input: { TableName: TABLE, ...input }, kind });
   const query = (name, input, kind) => add(name, 'Query', input, kind);
+  const get = (name, input) => add(`get ${name}`, 'GetItem', input);
   const kc = (expression, values, extra = {}) => ({
     KeyConditionExpression: expression,
     ExpressionAttributeValues: values,
@@ -38,9 +42,10 @@ function buildCases(readings) {
 
   // --- Query: key conditions of every kind --------------------------------------------------
   for (const device of byDevice.keys()) {
-    query(`query whole partition ${device}`, kc('deviceId = :d', { ':d': S(device) }), 'pages');
+    const kind = device === 'pad.big' ? 'mb' : 'pages';
+    query(`query whole partition ${device}`, kc('deviceId = :d', { ':d': S(device) }), kind);
     query(`query whole partition ${device} newest first`,
-      kc('deviceId = :d', { ':d': S(device) }, { ScanIndexForward: false }), 'pages');
+      kc('deviceId = :d', { ':d': S(device) }, { ScanIndexForward: false }), kind);
   }
   query('query partition that holds nothing', kc('deviceId = :d', { ':d': S('nobody') }));
   const ops = { '=': 'eq', '<': 'lt', '<=': 'le', '>': 'gt', '>=': 'ge' };
@@ -94,6 +99,16 @@ function buildCases(readings) {
     { ExclusiveStartKey: { deviceId: S('a1') } }));
   query('query exclusive start key with another attribute', kc('deviceId = :d', { ':d': S('a1') },
     { ExclusiveStartKey: { ...key(a1[3]), temperature: N('1') } }));
+
+  // --- Query: the 1 MB page ----------------------------------------------------------------------
+  const big = { ':d': S('pad.big') };
+  query('query 1 MB pages with COUNT', kc('deviceId = :d', big, { Select: 'COUNT' }), 'mb');
+  query('query 1 MB pages with a projection', kc('deviceId = :d', big, { ProjectionExpression: 'label' }), 'mb');
+  query('query 1 MB pages of a filter that matches nothing', kc('deviceId = :d', { ...big, ':n': N('1000') },
+    { FilterExpression: 'temperature > :n' }), 'mb');
+  query('query 1 MB pages with consumed capacity', kc('deviceId = :d', big, { ReturnConsumedCapacity: 'TOTAL', Select: 'COUNT' }), 'mb');
+  query('query 1 MB pages with limit 300', kc('deviceId = :d', big, { Limit: 300, ProjectionExpression: 'label' }), 'mb');
+  get('a 6 KB reading with consumed capacity', { Key: key(byDevice.get('pad.big')[4]), ReturnConsumedCapacity: 'TOTAL', ProjectionExpression: 'label' });
 
   // --- Query: FilterExpression -------------------------------------------------------------------
   const filter = (name, expression, values = {}, names = undefined, extra = {}) => query(`query filter ${name}`,
@@ -238,7 +253,6 @@ function buildCases(readings) {
   query('query bound with a zone offset', kc('deviceId = :d AND readingTs <= :t', { ':d': S('a1'), ':t': S('2026-06-23T02:00:00+02:00') }));
 
   // --- GetItem -----------------------------------------------------------------------------------
-  const get = (name, input) => add(`get ${name}`, 'GetItem', input);
   for (const i of [0, 1, 2, 3, 4, 77, 899]) get(`a1 #${i}`, { Key: key(a1[i]) });
   for (const device of ['a10', 'gw.02:port-3', 'X_9']) get(`${device} #5`, { Key: key(byDevice.get(device)[5]) });
   get('a missing reading', { Key: { deviceId: S('a1'), readingTs: S(`${ts(5).slice(0, 20)}5Z`) } });

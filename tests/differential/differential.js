@@ -200,6 +200,10 @@ async function run(c, kase) {
       return pages(c, op, input);
     case 'set':
       return union(await pages(c, op, input));
+    case 'mb': {
+      const list = await pages(c, op, input);
+      return { pages: list.length, ...union(list) };
+    }
     case 'segments': {
       const seen = new Map();
       const all = [];

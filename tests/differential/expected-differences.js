@@ -88,6 +88,8 @@ module.exports = {
   'get consumed capacity TOTAL consistent': CAPACITY,
   'get consumed capacity INDEXES': CAPACITY,
   'get consumed capacity TOTAL of a missing reading': CAPACITY,
+  'get a 6 KB reading with consumed capacity': CAPACITY,
+  'query 1 MB pages with consumed capacity': CAPACITY,
 
   'query filter IN': FUNCTIONS,
   'query filter size of a string': FUNCTIONS,

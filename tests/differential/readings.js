@@ -16,6 +16,9 @@ const DEVICES = [
   { id: 'gw.02:port-3', count: 400 },
   { id: 'X_9', count: 300 },
   { id: 'z', count: 100 },
+  // Readings of 2-6 KB (a "pad" string): 1.6 MB in all, so a page ends at DynamoDB's 1 MB of data
+  // read before Limit, and reads cost more than one capacity unit each.
+  { id: 'pad.big', count: 400, pad: true },
 ];
 
 // 2026-06-23T00:00:00Z in nanoseconds.
@@ -111,6 +114,7 @@ function generate() {
       if (random() < 0.1) attrs.note = { kind: 'S', value: NOTES[Math.floor(random() * NOTES.length)] };
       attrs.label = { kind: 'S', value: pad(k % 120, 4) };  // a string that reads like a number
       if (k % 17 === 3) attrs['a.b'] = { kind: 'S', value: 'dotted name' };
+      if (device.pad) attrs.pad = { kind: 'S', value: 'abcdefghijklmnopqrstuvwxyz'.repeat(300).slice(0, 2000 + ((k * 997) % 4000)) };
       readings.push({
         device: device.id,
         ns,
@@ -142,14 +146,24 @@ function payloadJson(reading) {
   return `{${parts.join(',')}}`;
 }
 
-// Messages of at most `batch` readings of one device each: {device, payload}.
-function messages(readings, batch = 250) {
+// Messages of one device's readings each, at most `batch` readings and about `bytes` long (the
+// daemon takes up to 1000 readings and 256 KiB): {device, payload}.
+function messages(readings, batch = 250, bytes = 200000) {
   const out = [];
   for (const device of DEVICES) {
-    const mine = readings.filter((r) => r.device === device.id);
-    for (let i = 0; i < mine.length; i += batch) {
-      out.push({ device: device.id, payload: `[${mine.slice(i, i + batch).map(payloadJson).join(',')}]` });
+    let parts = [], size = 0;
+    const flush = () => {
+      if (parts.length) out.push({ device: device.id, payload: `[${parts.join(',')}]` });
+      parts = [];
+      size = 0;
+    };
+    for (const r of readings.filter((x) => x.device === device.id)) {
+      const json = payloadJson(r);
+      if (parts.length === batch || size + json.length > bytes) flush();
+      parts.push(json);
+      size += json.length + 1;
     }
+    flush();
   }
   return out;
 }
