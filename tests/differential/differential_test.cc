@@ -51,13 +51,13 @@ TEST(Differential, ReadingsdAnswersAsDynaliteDoesSaveTheListedDifferences) {
                                  std::to_string(broker.port()), "--work", work.path()},
                                 {},
                                 log});
-    status = node.Wait(std::chrono::seconds(100));
+    status = node.Wait(std::chrono::seconds(200));
   } catch (const std::exception& e) {
     FAIL() << "cannot run node (scripts/setup installs Node.js): " << e.what();
   }
   const std::string output = ReadFile(log);
   std::cout << output;
-  ASSERT_TRUE(status.has_value()) << "differential.js did not finish within 100 s";
+  ASSERT_TRUE(status.has_value()) << "differential.js did not finish within 200 s";
   EXPECT_EQ(*status, 0) << "differences above (dynalite | readingsd); readingsd's log:\n" << daemon.log();
 }
 
