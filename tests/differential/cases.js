@@ -13,6 +13,8 @@
 //   'segments' a parallel scan: each of TotalSegments segments paged to the end; the union of
 //              all segments must match, and no item may be in two segments
 //   'batch'    BatchGetItem: Responses compared as a set (DynamoDB promises no order)
+//   'describe' DescribeTable: what does not depend on when and where the table was made (name,
+//              key schema, status, billing mode, which members are there, the ARN's region)
 'use strict';
 
 const TABLE = 'readings';
@@ -311,6 +313,11 @@ function buildCases(readings) {
   batch('no keys', { Keys: [] });
   batch('a key without the sort key', { Keys: [{ deviceId: S('a1') }] });
   cases.push({ name: 'batch get a table that does not exist', op: 'BatchGetItem', kind: 'batch', input: { RequestItems: { nosuch: { Keys: [key(a1[1])] } } } });
+
+  // --- DescribeTable, ListTables -----------------------------------------------------------------
+  cases.push({ name: 'describe table', op: 'DescribeTable', kind: 'describe', input: { TableName: TABLE } });
+  cases.push({ name: 'describe a table that does not exist', op: 'DescribeTable', kind: 'one', input: { TableName: 'nosuch' } });
+  cases.push({ name: 'list tables', op: 'ListTables', kind: 'one', input: {} });
 
   // --- DocumentClient (default settings) paging ------------------------------------------------
   cases.push({ name: 'document client paginateQuery a1', op: 'DocQuery', kind: 'one',

@@ -67,6 +67,8 @@ const COMMANDS = {
   GetItem: sdk.GetItemCommand,
   Scan: sdk.ScanCommand,
   BatchGetItem: sdk.BatchGetItemCommand,
+  DescribeTable: sdk.DescribeTableCommand,
+  ListTables: sdk.ListTablesCommand,
 };
 
 // --- Comparing ---------------------------------------------------------------------------------
@@ -217,6 +219,16 @@ async function run(c, kase) {
         all.push(...u.items);
       }
       return { items: byKey(all) };
+    }
+    case 'describe': {
+      const r = await send(c, op, input);
+      if (!r.answer) return r;
+      const t = r.answer.Table;
+      return {
+        TableName: t.TableName, KeySchema: t.KeySchema, AttributeDefinitions: t.AttributeDefinitions,
+        TableStatus: t.TableStatus, BillingMode: t.BillingModeSummary && t.BillingModeSummary.BillingMode,
+        members: Object.keys(t).sort(), arnRegion: t.TableArn && t.TableArn.split(':')[3],
+      };
     }
     case 'batch': {
       const r = await send(c, op, input);

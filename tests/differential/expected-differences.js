@@ -135,6 +135,8 @@ module.exports = {
   'get empty sort key': `${IMPOSSIBLE}; for an empty string DynamoDB's own message ("The AttributeValue for a ` +
     'key attribute cannot contain an empty string value")',
 
+  'describe table': 'gap: the TableArn names region "local"; the region is to come from the config (#22)',
+
   'query on a non-key attribute': `${WORDING}: "Query condition missed key schema element: deviceId"`,
   'query two conditions on the sort key': `${WORDING}: no "Invalid KeyConditionExpression: " before it`,
   'query OR in the key condition': `${WORDING}: no "Invalid KeyConditionExpression: " before it`,
