@@ -60,7 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::size_t stored_size = storage::ItemSize("dev", "2026-06-23T08:00:00.000000000Z", read);
   std::string encoded;
   storage::EncodeAttributes(decoded, &encoded);
-  FUZZ_CHECK(encoded.size() <= input.size());  // canonical varints are never longer
+  // Canonical varints are never longer; a format-1 input (numbers as doubles) is re-encoded in
+  // the current format, where a double's decimal text may take more than its 8 bytes.
+  if (input[0] == '\2') FUZZ_CHECK(encoded.size() <= input.size());
   std::vector<storage::Attribute> again;
   FUZZ_CHECK(storage::DecodeAttributes(encoded, &again).ok());
   FUZZ_CHECK(SameAttributes(decoded, again));
