@@ -33,6 +33,9 @@ Status CollectConditions(const FilterExpr& expr, std::vector<const FilterExpr*>*
       return Status::OK();
     case FilterExpr::Kind::kOr: return InvalidOperator("OR");
     case FilterExpr::Kind::kNot: return InvalidOperator("NOT");
+    case FilterExpr::Kind::kIn: return InvalidOperator("IN");
+    case FilterExpr::Kind::kContains: return InvalidOperator("contains");
+    case FilterExpr::Kind::kAttributeType: return InvalidOperator("attribute_type");
     case FilterExpr::Kind::kAttributeExists: return InvalidOperator("attribute_exists");
     case FilterExpr::Kind::kAttributeNotExists: return InvalidOperator("attribute_not_exists");
     case FilterExpr::Kind::kCompare:
