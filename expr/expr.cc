@@ -26,8 +26,21 @@ Status InvalidOperator(std::string_view name) {
   return KeyConditionError("Invalid operator used in KeyConditionExpression: " + std::string(name));
 }
 
+CompareOp Mirrored(CompareOp op) {
+  switch (op) {
+    case CompareOp::kLt: return CompareOp::kGt;
+    case CompareOp::kLe: return CompareOp::kGe;
+    case CompareOp::kGt: return CompareOp::kLt;
+    case CompareOp::kGe: return CompareOp::kLe;
+    case CompareOp::kEq:
+    case CompareOp::kNe: break;
+  }
+  return op;
+}
+
 // One comparison, BETWEEN or begins_with of a key condition, checked as DynamoDB checks it: one
-// top-level attribute, first, and otherwise :values.
+// top-level attribute and otherwise :values. A value written first (`:t < readingTs`) is turned
+// round, so that the attribute is operand 0.
 Status CheckCondition(FilterExpr* condition) {
   if (condition->kind == FilterExpr::Kind::kCompare && condition->op == CompareOp::kNe) {
     return InvalidOperator("<>");
@@ -57,7 +70,10 @@ Status CheckCondition(FilterExpr* condition) {
   if (!key) {
     return KeyConditionError("Invalid condition in KeyConditionExpression: No key attribute specified");
   }
-  if (*key != 0) return Status::InvalidArgument("Query key condition not supported");
+  if (*key == 1) {
+    std::swap(condition->operands[0], condition->operands[1]);
+    condition->op = Mirrored(condition->op);
+  }
   return Status::OK();
 }
 

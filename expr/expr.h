@@ -38,7 +38,8 @@ struct ExpressionContext {
 };
 
 // `hash_key = :v` optionally AND one range condition: = < <= > >= :v, BETWEEN :a AND :b or
-// begins_with(range_key, :p); the key attribute is the left operand.
+// begins_with(range_key, :p). A comparison may also be written value first (`:t < readingTs` is
+// `readingTs > :t`), as DynamoDB accepts it.
 // Writes the raw (not yet normalised) values: the caller passes them to MakeKeyCondition.
 // `b` is set for BETWEEN only; `a` is empty for kAll.
 Status ParseKeyConditionExpression(std::string_view text, const ExpressionContext& context,

@@ -130,7 +130,6 @@ TEST_F(ExpressionTest, KeyConditionSchemaErrors) {
   EXPECT_EQ(KeyError("deviceId = :d AND temperature > :one"), "Query key condition not supported");
   EXPECT_EQ(KeyError("deviceId < :d"), "Query key condition not supported");
   EXPECT_EQ(KeyError("begins_with(deviceId, :d)"), "Query key condition not supported");
-  EXPECT_EQ(KeyError(":d = deviceId"), "Query key condition not supported");
   EXPECT_EQ(KeyError("deviceId = :d AND readingTs > :t AND readingTs < :u"),
             "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one "
             "condition per key");
@@ -152,6 +151,33 @@ TEST_F(ExpressionTest, KeyConditionSchemaErrors) {
   EXPECT_EQ(KeyError("deviceId = :d AND temperature > :one AND temperature < :five"),
             "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one "
             "condition per key");
+}
+
+TEST_F(ExpressionTest, KeyConditionValueFirstIsTurnedRound) {
+  const std::pair<std::string_view, SortKeyOp> cases[] = {
+      {":d = deviceId AND :t = readingTs", SortKeyOp::kEq},
+      {":d = deviceId AND :t < readingTs", SortKeyOp::kGt},
+      {"deviceId = :d AND :t <= readingTs", SortKeyOp::kGe},
+      {":t > #sk AND #pk = :d", SortKeyOp::kLt},
+      {":d = #pk and :t >= #sk", SortKeyOp::kLe},
+  };
+  for (const auto& [text, op] : cases) {
+    KeyResult r = Key(text);
+    ASSERT_TRUE(r.status.ok()) << text << ": " << r.status.ToString();
+    EXPECT_EQ(r.device_id, "a1") << text;
+    EXPECT_EQ(r.op, op) << text;
+    EXPECT_EQ(r.a, "2026-06-23T08:00:00Z") << text;
+  }
+  // BETWEEN and begins_with have no such form: the key attribute comes first.
+  EXPECT_EQ(KeyError("deviceId = :d AND :t BETWEEN readingTs AND :u"),
+            "Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: BETWEEN "
+            "operator must have the key attribute as its first operand");
+  EXPECT_EQ(KeyError("deviceId = :d AND begins_with(:p, readingTs)"),
+            "Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: "
+            "begins_with operator must have the key attribute as its first operand");
+  EXPECT_EQ(KeyError(":one = deviceId"),
+            "One or more parameter values were invalid: Condition parameter type does not match "
+            "schema type");
 }
 
 TEST_F(ExpressionTest, KeyConditionOperatorErrors) {
