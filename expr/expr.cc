@@ -1,6 +1,8 @@
 #include "expr/expr.h"
 
+#include <optional>
 #include <set>
+#include <utility>
 #include <variant>
 
 #include "expr/lexer.h"
@@ -16,29 +18,92 @@ using query::SortKeyOp;
 
 using internal::ExpressionKind;
 
-Status InvalidOperator(std::string_view name) {
-  return Status::InvalidArgument(
-      "Invalid KeyConditionExpression: Invalid operator used in KeyConditionExpression: " +
-      std::string(name));
+Status KeyConditionError(std::string_view message) {
+  return Status::InvalidArgument("Invalid KeyConditionExpression: " + std::string(message));
 }
 
-// The key condition's conditions, in order: a tree of ANDs flattened. OR, NOT and the existence
-// functions cannot select one contiguous key range, so they are refused.
-Status CollectConditions(const FilterExpr& expr, std::vector<const FilterExpr*>* conditions) {
-  switch (expr.kind) {
+Status InvalidOperator(std::string_view name) {
+  return KeyConditionError("Invalid operator used in KeyConditionExpression: " + std::string(name));
+}
+
+CompareOp Mirrored(CompareOp op) {
+  switch (op) {
+    case CompareOp::kLt: return CompareOp::kGt;
+    case CompareOp::kLe: return CompareOp::kGe;
+    case CompareOp::kGt: return CompareOp::kLt;
+    case CompareOp::kGe: return CompareOp::kLe;
+    case CompareOp::kEq:
+    case CompareOp::kNe: break;
+  }
+  return op;
+}
+
+// One comparison, BETWEEN or begins_with of a key condition, checked as DynamoDB checks it: one
+// top-level attribute and otherwise :values. A value written first (`:t < readingTs`) is turned
+// round, so that the attribute is operand 0.
+Status CheckCondition(FilterExpr* condition) {
+  if (condition->kind == FilterExpr::Kind::kCompare && condition->op == CompareOp::kNe) {
+    return InvalidOperator("<>");
+  }
+  const Operand& first = condition->operands[0];
+  if (condition->kind != FilterExpr::Kind::kCompare && (!first.is_attribute || first.size)) {
+    return KeyConditionError(
+        std::string("Invalid condition in KeyConditionExpression: ") +
+        (condition->kind == FilterExpr::Kind::kBetween ? "BETWEEN" : "begins_with") +
+        " operator must have the key attribute as its first operand");
+  }
+  std::optional<std::size_t> key;
+  for (std::size_t i = 0; i < condition->operands.size(); ++i) {
+    const Operand& operand = condition->operands[i];
+    if (operand.size) return KeyConditionError("KeyConditionExpressions cannot contain nested operations");
+    if (!operand.is_attribute) continue;
+    if (key) {
+      return KeyConditionError(
+          "Invalid condition in KeyConditionExpression: Multiple attribute names used in one "
+          "condition");
+    }
+    if (operand.nested) {
+      return KeyConditionError("KeyConditionExpressions cannot have conditions on nested attributes");
+    }
+    key = i;
+  }
+  if (!key) {
+    return KeyConditionError("Invalid condition in KeyConditionExpression: No key attribute specified");
+  }
+  if (*key == 1) {
+    std::swap(condition->operands[0], condition->operands[1]);
+    condition->op = Mirrored(condition->op);
+  }
+  return Status::OK();
+}
+
+// The key condition's conditions, in order: a tree of ANDs flattened, each condition checked.
+// OR, NOT, IN and the other functions cannot select one contiguous key range, so they are
+// refused; so is a second condition on one attribute.
+Status CollectConditions(FilterExpr* expr, std::vector<const FilterExpr*>* conditions) {
+  switch (expr->kind) {
     case FilterExpr::Kind::kAnd:
-      for (const auto& child : expr.children) {
-        if (Status s = CollectConditions(*child, conditions); !s.ok()) return s;
+      for (const auto& child : expr->children) {
+        if (Status s = CollectConditions(child.get(), conditions); !s.ok()) return s;
       }
       return Status::OK();
     case FilterExpr::Kind::kOr: return InvalidOperator("OR");
     case FilterExpr::Kind::kNot: return InvalidOperator("NOT");
+    case FilterExpr::Kind::kIn: return InvalidOperator("IN");
+    case FilterExpr::Kind::kContains: return InvalidOperator("contains");
+    case FilterExpr::Kind::kAttributeType: return InvalidOperator("attribute_type");
     case FilterExpr::Kind::kAttributeExists: return InvalidOperator("attribute_exists");
     case FilterExpr::Kind::kAttributeNotExists: return InvalidOperator("attribute_not_exists");
     case FilterExpr::Kind::kCompare:
     case FilterExpr::Kind::kBetween:
     case FilterExpr::Kind::kBeginsWith:
-      conditions->push_back(&expr);
+      if (Status s = CheckCondition(expr); !s.ok()) return s;
+      for (const FilterExpr* earlier : *conditions) {
+        if (earlier->operands[0].attribute == expr->operands[0].attribute) {
+          return KeyConditionError("KeyConditionExpressions must only contain one condition per key");
+        }
+      }
+      conditions->push_back(expr);
       return Status::OK();
   }
   return Status::OK();
@@ -47,12 +112,7 @@ Status CollectConditions(const FilterExpr& expr, std::vector<const FilterExpr*>*
 // The key attribute (operand 0) is compared with :values of the key's type, S.
 Status CheckKeyValues(const FilterExpr& condition) {
   for (std::size_t i = 1; i < condition.operands.size(); ++i) {
-    const Operand& operand = condition.operands[i];
-    if (operand.is_attribute) {
-      return Status::InvalidArgument(
-          "Invalid KeyConditionExpression: a key attribute can only be compared with :values");
-    }
-    if (!std::holds_alternative<std::string>(operand.literal)) {
+    if (!std::holds_alternative<std::string>(condition.operands[i].literal)) {
       return Status::InvalidArgument(
           "One or more parameter values were invalid: Condition parameter type does not match "
           "schema type");
@@ -101,22 +161,16 @@ Status ParseKeyConditionExpression(std::string_view text, const ExpressionContex
   Status s = internal::ParseCondition(text, ExpressionKind::kKeyConditionExpression, &context, &tree);
   if (!s.ok()) return s;
   std::vector<const FilterExpr*> conditions;
-  if (s = CollectConditions(*tree, &conditions); !s.ok()) return s;
+  if (s = CollectConditions(tree.get(), &conditions); !s.ok()) return s;
 
   const FilterExpr* hash = nullptr;
   const FilterExpr* range = nullptr;
   for (const FilterExpr* condition : conditions) {
-    const Operand& subject = condition->operands[0];
-    const FilterExpr** slot = !subject.is_attribute                 ? nullptr
-                              : subject.attribute == context.hash_key  ? &hash
-                              : subject.attribute == context.range_key ? &range
-                                                                       : nullptr;
+    const std::string& attribute = condition->operands[0].attribute;
+    const FilterExpr** slot = attribute == context.hash_key    ? &hash
+                              : attribute == context.range_key ? &range
+                                                               : nullptr;
     if (!slot) return Status::InvalidArgument("Query key condition not supported");
-    if (*slot) {
-      return Status::InvalidArgument(
-          "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one "
-          "condition per key");
-    }
     if (s = CheckKeyValues(*condition); !s.ok()) return s;
     *slot = condition;
   }
@@ -125,9 +179,6 @@ Status ParseKeyConditionExpression(std::string_view text, const ExpressionContex
   }
   if (hash->kind != FilterExpr::Kind::kCompare || hash->op != CompareOp::kEq) {
     return Status::InvalidArgument("Query key condition not supported");
-  }
-  if (range && range->kind == FilterExpr::Kind::kCompare && range->op == CompareOp::kNe) {
-    return InvalidOperator("<>");
   }
 
   *device_id = StringOperand(*hash, 1);
@@ -151,13 +202,18 @@ Status ParseProjectionExpression(std::string_view text, const ExpressionContext&
 
 Status CheckPlaceholdersUsed(const ExpressionContext& context,
                              const std::vector<std::string_view>& expressions) {
-  // The expressions parsed already, so every #word and :word in them is a placeholder.
+  // The expressions parsed already, so every #word and :word in them is a placeholder; a
+  // document path is one word ("#a.#b"), its names split at the dots.
   std::set<std::string_view> used;
   for (std::string_view expression : expressions) {
     for (const internal::Token& token : internal::Tokenize(expression)) {
-      if (token.kind == internal::Token::Kind::kWord &&
-          (token.source.starts_with('#') || token.source.starts_with(':'))) {
-        used.insert(token.source);
+      if (token.kind != internal::Token::Kind::kWord) continue;
+      std::string_view word = token.source;
+      while (!word.empty()) {
+        const std::size_t dot = word.find('.');
+        const std::string_view name = word.substr(0, dot);
+        if (name.starts_with('#') || name.starts_with(':')) used.insert(name);
+        word = dot == std::string_view::npos ? std::string_view() : word.substr(dot + 1);
       }
     }
   }

@@ -21,7 +21,7 @@ struct Token {
     kLeftParen,
     kRightParen,
     kComma,
-    kLeftBracket,   // [ and ] only exist so that a[0] is rejected as a document path, clearly
+    kLeftBracket,   // [ and ] of a document path's list index, a[0]
     kRightBracket,
     kInvalid,  // an unterminated string, a bad escape, a lone '!': `problem` says which
     kEnd,

@@ -8,13 +8,18 @@
 //   primary     := '(' disjunction ')'
 //                | operand comparator operand
 //                | operand BETWEEN operand AND operand
-//                | begins_with '(' operand ',' operand ')'
-//                | attribute_exists '(' attribute ')' | attribute_not_exists '(' attribute ')'
-//   projection  := attribute { ',' attribute } <end>
+//                | operand IN '(' operand { ',' operand } ')'          (at most 100)
+//                | begins_with '(' operand ',' operand ')' | contains '(' operand ',' operand ')'
+//                | attribute_type '(' operand ',' operand ')'
+//                | attribute_exists '(' path ')' | attribute_not_exists '(' path ')'
+//   operand     := path | value | size '(' operand ')'
+//   path        := name { '.' name | '[' digits ']' }                 (at most 32 levels)
+//   projection  := path { ',' path } <end>
 //
 // and differ only in operands and error texts: native operands are `attribute op literal`
-// (numbers, true/false, "strings", bare words), DynamoDB operands are names, #names and :values
-// on either side, and its errors copy DynamoDB's ValidationException texts.
+// (numbers, true/false, "strings", bare words; size() of an attribute as a subject; no document
+// paths, a word is an attribute's whole name), DynamoDB operands are paths, #names, :values and
+// size() on either side, and its errors copy DynamoDB's ValidationException texts.
 #pragma once
 
 #include <memory>

@@ -19,7 +19,17 @@ inline std::size_t CheckFilterShape(const query::FilterExpr& e) {
   switch (e.kind) {
     case Kind::kCompare: operands = 2; break;
     case Kind::kBetween: operands = 3; break;
-    case Kind::kBeginsWith: operands = 2; break;
+    case Kind::kIn:  // the subject and 1..100 candidates
+      FUZZ_CHECK(e.operands.size() >= 2 && e.operands.size() <= 101);
+      operands = e.operands.size();
+      break;
+    case Kind::kBeginsWith:
+    case Kind::kContains: operands = 2; break;
+    case Kind::kAttributeType:
+      operands = 2;
+      FUZZ_CHECK(e.operands.size() == 2 && !e.operands[1].is_attribute && !e.operands[1].size &&
+                 std::holds_alternative<std::string>(e.operands[1].literal));
+      break;
     case Kind::kAttributeExists:
     case Kind::kAttributeNotExists: operands = 1; break;
     case Kind::kAnd:
@@ -29,10 +39,13 @@ inline std::size_t CheckFilterShape(const query::FilterExpr& e) {
   FUZZ_CHECK(e.operands.size() == operands);
   FUZZ_CHECK(e.children.size() == children);
   if (e.kind == Kind::kAttributeExists || e.kind == Kind::kAttributeNotExists) {
-    FUZZ_CHECK(e.operands[0].is_attribute);
+    FUZZ_CHECK(e.operands[0].is_attribute && !e.operands[0].size);
   }
   for (const query::Operand& o : e.operands) {
     if (o.is_attribute) FUZZ_CHECK(!o.attribute.empty());
+    if (!o.is_attribute) FUZZ_CHECK(!o.nested);
+    // size() is only ever of a string literal or of an attribute
+    if (o.size && !o.is_attribute) FUZZ_CHECK(std::holds_alternative<std::string>(o.literal));
   }
   std::size_t depth = 0;
   for (const auto& child : e.children) {

@@ -161,6 +161,73 @@ TEST_F(DynamoDbApiTest, QueryValidation) {
   ErrorOf(Call("Query", r), "ValidationException");
 }
 
+// The read-side expression language end to end: IN, size(), contains(), attribute_type(),
+// document paths, a key condition written value first.
+TEST_F(DynamoDbApiTest, QueryWithTheWholeExpressionLanguage) {
+  json request = {{"TableName", "readings"},
+                  {"KeyConditionExpression", ":d = deviceId AND :t > readingTs"},
+                  {"FilterExpression",
+                   "#s IN (:ok, :none) AND size(#s) = :two AND contains(#s, :k) AND "
+                   "attribute_type(temperature, :n) AND attribute_not_exists(temperature.x)"},
+                  {"ProjectionExpression", "readingTs, temperature.x, door, #s[0]"},
+                  {"ExpressionAttributeNames", {{"#s", "status"}}},
+                  {"ExpressionAttributeValues",
+                   {{":d", {{"S", "a1"}}},
+                    {":t", {{"S", "2026-06-23T08:10:00Z"}}},
+                    {":ok", {{"S", "ok"}}},
+                    {":none", {{"S", "none"}}},
+                    {":two", {{"N", "2"}}},
+                    {":k", {{"S", "k"}}},
+                    {":n", {{"S", "N"}}}}}};
+  HttpResult result = Call("Query", request);
+  ASSERT_EQ(result.status, 200) << result.body;
+  json body = result.Json();
+  EXPECT_EQ(body["ScannedCount"], 10);  // minutes 0 .. 9, before 08:10
+  EXPECT_EQ(body["Count"], 5);          // the even ones, "ok"
+  // temperature.x and status[0] find nothing below a scalar: only readingTs and door remain.
+  EXPECT_EQ(body["Items"][0],
+            json::parse(R"({"readingTs":{"S":"2026-06-23T08:00:00.000000000Z"},"door":{"BOOL":true}})"));
+  EXPECT_EQ(body["Items"][1], json::parse(R"({"readingTs":{"S":"2026-06-23T08:02:00.000000000Z"},"door":{"BOOL":false}})"));
+
+  request["ProjectionExpression"] = "temperature.x";
+  request.erase("ExpressionAttributeNames");
+  request["ExpressionAttributeValues"].erase(":ok");
+  request["FilterExpression"] = "size(temperature) > :two OR temperature.x IN (:none, :k, :n)";
+  body = Call("Query", request).Json();
+  EXPECT_EQ(body["Count"], 0) << body.dump();  // a number has no size; a path below it is missing
+  EXPECT_EQ(body["ScannedCount"], 10);
+
+  json bad = request;
+  std::string list;
+  for (int i = 0; i <= 100; ++i) {
+    list += (i ? ", :v" : ":v") + std::to_string(i);
+    bad["ExpressionAttributeValues"][":v" + std::to_string(i)] = {{"N", std::to_string(i)}};
+  }
+  bad["FilterExpression"] = "size(temperature) > :two OR temperature.x IN (:none, :k, :n) OR temperature IN (" + list + ")";
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"),
+            "Invalid FilterExpression: The IN operator is provided with too many operands; number of operands: 101");
+  bad = request;
+  bad["KeyConditionExpression"] = "deviceId.x = :d AND :t > readingTs";
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"),
+            "Invalid KeyConditionExpression: KeyConditionExpressions cannot have conditions on nested attributes");
+  bad = request;
+  bad["ProjectionExpression"] = "readingTs.x";
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"),
+            "Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: readingTs");
+  bad = request;
+  bad["ExpressionAttributeValues"][":n"] = {{"S", "DOG"}};
+  bad["FilterExpression"] = "attribute_type(temperature, :n) OR size(temperature) > :two OR contains(:k, :none)";
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"),
+            "Invalid FilterExpression: Invalid attribute type name found; type: DOG, valid types: "
+            "{B,NULL,SS,BOOL,L,BS,N,NS,S,M}");
+
+  json get = {{"TableName", "readings"},
+              {"Key", {{"deviceId", {{"S", "b2"}}}, {"readingTs", {{"S", "2026-06-24T00:00:00Z"}}}}},
+              {"ProjectionExpression", "humidity[0][1], #h[2]"},
+              {"ExpressionAttributeNames", {{"#h", "humidity"}}}};
+  EXPECT_EQ(Call("GetItem", get).Json(), json::parse(R"({"Item":{}})"));  // the item, with nothing there
+}
+
 TEST_F(DynamoDbApiTest, GetItemDescribeTableAndListTables) {
   json get = {{"TableName", "readings"},
               {"Key", {{"deviceId", {{"S", "b2"}}}, {"readingTs", {{"S", "2026-06-24T02:00:00+02:00"}}}}}};

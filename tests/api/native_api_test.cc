@@ -212,6 +212,23 @@ TEST_F(NativeApiTest, FilterAppliesAfterTheReadAndAnEmptiedPageStillPages) {
   EXPECT_EQ(AllPages("a1", "limit=8&filter=" + UrlEncode("temperature>=49"), &pages), Minutes(58, 59));
 }
 
+TEST_F(NativeApiTest, FilterWithInSizeContainsAndAttributeType) {
+  const std::string window = "&to=2026-06-23T08:09:00Z";
+  HttpResult in = Readings("a1", "filter=" + UrlEncode("status in (ok, none) and door in (true)") + window);
+  ASSERT_EQ(in.status, 200) << in.body;
+  EXPECT_EQ(Keys(in), (std::vector<std::string>{SampleSortKey(0), SampleSortKey(6)}));
+  EXPECT_EQ(in.Json()["scannedCount"], 10);
+  EXPECT_EQ(Keys(Readings("a1", "filter=" + UrlEncode("size(status) > 2 and contains(status, ar)") + window)),
+            (std::vector<std::string>{SampleSortKey(1), SampleSortKey(3), SampleSortKey(5), SampleSortKey(7),
+                                      SampleSortKey(9)}));
+  EXPECT_EQ(Keys(Readings("a1", "filter=" + UrlEncode("attribute_type(temperature, N) and temperature in (20, 24.5)") +
+                                    window)),
+            (std::vector<std::string>{SampleSortKey(0), SampleSortKey(9)}));
+  EXPECT_TRUE(Keys(Readings("a1", "filter=" + UrlEncode("size(temperature) >= 0") + window)).empty());
+  ExpectBadParameter(Readings("a1", "filter=" + UrlEncode("attribute_type(temperature, DOG)")),
+                     "filter: unknown attribute type 'DOG'");
+}
+
 TEST_F(NativeApiTest, CursorIsBoundToItsDevice) {
   const std::string cursor = Readings("a1", "limit=2").Json()["nextCursor"];
   ExpectBadParameter(Readings("a10", "cursor=" + cursor), "cursor: belongs to another device");

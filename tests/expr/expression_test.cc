@@ -130,7 +130,6 @@ TEST_F(ExpressionTest, KeyConditionSchemaErrors) {
   EXPECT_EQ(KeyError("deviceId = :d AND temperature > :one"), "Query key condition not supported");
   EXPECT_EQ(KeyError("deviceId < :d"), "Query key condition not supported");
   EXPECT_EQ(KeyError("begins_with(deviceId, :d)"), "Query key condition not supported");
-  EXPECT_EQ(KeyError(":d = deviceId"), "Query key condition not supported");
   EXPECT_EQ(KeyError("deviceId = :d AND readingTs > :t AND readingTs < :u"),
             "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one "
             "condition per key");
@@ -144,7 +143,41 @@ TEST_F(ExpressionTest, KeyConditionSchemaErrors) {
             "One or more parameter values were invalid: Condition parameter type does not match "
             "schema type");
   EXPECT_EQ(KeyError("deviceId = :d AND readingTs = otherAttribute"),
-            "Invalid KeyConditionExpression: a key attribute can only be compared with :values");
+            "Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: Multiple "
+            "attribute names used in one condition");
+  EXPECT_EQ(KeyError("deviceId = :d AND :t = :u"),
+            "Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: No key "
+            "attribute specified");
+  EXPECT_EQ(KeyError("deviceId = :d AND temperature > :one AND temperature < :five"),
+            "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one "
+            "condition per key");
+}
+
+TEST_F(ExpressionTest, KeyConditionValueFirstIsTurnedRound) {
+  const std::pair<std::string_view, SortKeyOp> cases[] = {
+      {":d = deviceId AND :t = readingTs", SortKeyOp::kEq},
+      {":d = deviceId AND :t < readingTs", SortKeyOp::kGt},
+      {"deviceId = :d AND :t <= readingTs", SortKeyOp::kGe},
+      {":t > #sk AND #pk = :d", SortKeyOp::kLt},
+      {":d = #pk and :t >= #sk", SortKeyOp::kLe},
+  };
+  for (const auto& [text, op] : cases) {
+    KeyResult r = Key(text);
+    ASSERT_TRUE(r.status.ok()) << text << ": " << r.status.ToString();
+    EXPECT_EQ(r.device_id, "a1") << text;
+    EXPECT_EQ(r.op, op) << text;
+    EXPECT_EQ(r.a, "2026-06-23T08:00:00Z") << text;
+  }
+  // BETWEEN and begins_with have no such form: the key attribute comes first.
+  EXPECT_EQ(KeyError("deviceId = :d AND :t BETWEEN readingTs AND :u"),
+            "Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: BETWEEN "
+            "operator must have the key attribute as its first operand");
+  EXPECT_EQ(KeyError("deviceId = :d AND begins_with(:p, readingTs)"),
+            "Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: "
+            "begins_with operator must have the key attribute as its first operand");
+  EXPECT_EQ(KeyError(":one = deviceId"),
+            "One or more parameter values were invalid: Condition parameter type does not match "
+            "schema type");
 }
 
 TEST_F(ExpressionTest, KeyConditionOperatorErrors) {
@@ -155,6 +188,18 @@ TEST_F(ExpressionTest, KeyConditionOperatorErrors) {
   EXPECT_EQ(KeyError("deviceId = :d AND readingTs IN (:t, :u)"), prefix + "IN");
   EXPECT_EQ(KeyError("deviceId = :d AND attribute_exists(readingTs)"), prefix + "attribute_exists");
   EXPECT_EQ(KeyError("deviceId = :d AND contains(readingTs, :t)"), prefix + "contains");
+  values_[":s"] = std::string("S");
+  EXPECT_EQ(KeyError("deviceId = :d AND attribute_type(readingTs, :s)"), prefix + "attribute_type");
+  EXPECT_EQ(KeyError("deviceId = :d AND size(readingTs) > :t"),
+            "Invalid KeyConditionExpression: KeyConditionExpressions cannot contain nested operations");
+  EXPECT_EQ(KeyError("deviceId = :d AND readingTs < size(:t)"),
+            "Invalid KeyConditionExpression: KeyConditionExpressions cannot contain nested operations");
+  for (std::string_view nested : {"deviceId.x = :d", "deviceId = :d AND readingTs[0] > :t",
+                                  "deviceId = :d AND #sk.#s > :t"}) {
+    EXPECT_EQ(KeyError(nested),
+              "Invalid KeyConditionExpression: KeyConditionExpressions cannot have conditions on "
+              "nested attributes") << nested;
+  }
 }
 
 TEST_F(ExpressionTest, KeyConditionSyntaxAndPlaceholderErrors) {
@@ -273,28 +318,234 @@ TEST_F(ExpressionTest, FilterErrors) {
   EXPECT_EQ(FilterError("Begins_With(a, :ok)"),
             "Invalid FilterExpression: Invalid function name; function: Begins_With");
   EXPECT_EQ(FilterError("attribute_exists(:ok)"),
-            "Invalid FilterExpression: Syntax error; token: \":ok\", near: \"(:ok)\"");
+            "Invalid FilterExpression: Operator or function requires a document path; operator or "
+            "function: attribute_exists");
+  EXPECT_EQ(FilterError("attribute_not_exists(size(a))"),
+            "Invalid FilterExpression: Operator or function requires a document path; operator or "
+            "function: attribute_not_exists");
+  EXPECT_EQ(FilterError("dog(a) = :one"), "Invalid FilterExpression: Invalid function name; function: dog");
+  EXPECT_EQ(FilterError("a = dog(b)"), "Invalid FilterExpression: Invalid function name; function: dog");
+  EXPECT_EQ(FilterError("begins_with(a, :ok) = :yes"),
+            "Invalid FilterExpression: The function is not allowed to be used this way in an "
+            "expression; function: begins_with");
+  EXPECT_EQ(FilterError("attribute_exists(a) < :one"),
+            "Invalid FilterExpression: The function is not allowed to be used this way in an "
+            "expression; function: attribute_exists");
+  EXPECT_EQ(FilterError(":yes = contains(a, :ok)"),
+            "Invalid FilterExpression: The function is not allowed to be used this way in an "
+            "expression; function: contains");
+  EXPECT_EQ(FilterError("begins_with(a)"),
+            "Invalid FilterExpression: Incorrect number of operands for operator or function; "
+            "operator or function: begins_with, number of operands: 1");
+  EXPECT_EQ(FilterError("a = a"),
+            "Invalid FilterExpression: The first operand must be distinct from the remaining "
+            "operands for this operator or function; operator: =, first operand: [a]");
+  EXPECT_EQ(FilterError("#s.x[1] <> status.x[1]"),
+            "Invalid FilterExpression: Attribute name is a reserved keyword; reserved keyword: status");
+  EXPECT_EQ(FilterError("#s.x[1] <> #s.x[1]"),
+            "Invalid FilterExpression: The first operand must be distinct from the remaining "
+            "operands for this operator or function; operator: <>, first operand: [status, x, [1]]");
   EXPECT_EQ(FilterError("   "), "Invalid FilterExpression: The expression can not be empty;");
   EXPECT_EQ(FilterError(std::string(4097, ' ')),
             "Invalid FilterExpression: Expression size has exceeded the maximum allowed size; "
             "expression size: 4097");
 }
 
-TEST_F(ExpressionTest, FilterUnsupportedFeaturesSaySo) {
-  EXPECT_EQ(FilterError("a IN (:one, :five)"), "Invalid FilterExpression: the IN operator is not supported");
-  EXPECT_EQ(FilterError("contains(a, :ok)"),
-            "Invalid FilterExpression: the function contains is not supported");
-  EXPECT_EQ(FilterError("size(a) > :one"), "Invalid FilterExpression: the function size is not supported");
-  EXPECT_EQ(FilterError("attribute_type(a, :ok)"),
-            "Invalid FilterExpression: the function attribute_type is not supported");
-  const std::string paths =
-      "Invalid FilterExpression: document paths (a.b, a[0]) are not supported: reading attributes "
-      "are scalar";
-  EXPECT_EQ(FilterError("a.b = :one"), paths);
-  EXPECT_EQ(FilterError("#s.x = :one"), paths);
-  EXPECT_EQ(FilterError("a[0] = :one"), paths);
+// A reading with attributes of every type, for the functions below.
+storage::Reading Sample() {
+  return {"a1", "2026-06-23T08:00:00.000000000Z",
+          {{"status", std::string("ok")}, {"a", 5.0}, {"word", std::string("tr\xC3\xA9s \xF0\x9D\x84\x9E")}, {"lit", true}}};
+}
+
+TEST_F(ExpressionTest, FilterIn) {
+  const storage::Reading reading = Sample();
+  auto eval = [&](std::string_view text) {
+    auto filter = Filter(text);
+    return filter && Matches(*filter, storage::ViewsOf(reading.attributes));
+  };
+  EXPECT_TRUE(eval("#s IN (:ok)"));
+  EXPECT_TRUE(eval("#s in (:one, :ok, :yes)"));
+  EXPECT_FALSE(eval("#s IN (:one, :five)"));
+  EXPECT_TRUE(eval("a IN (:one, :five)"));
+  EXPECT_TRUE(eval("NOT absent IN (:one, :ok)"));
+  EXPECT_FALSE(eval("absent IN (:one, :ok)"));
+  EXPECT_TRUE(eval(":five IN (absent, a)"));  // any operand may be an attribute
+  EXPECT_TRUE(eval("lit IN (:yes) AND a.b IN (:one) OR :ok IN (#s)"));
+
+  // 100 operands are allowed, 101 are not.
+  std::string list;
+  for (int i = 0; i < 100; ++i) {
+    const std::string placeholder = ":v" + std::to_string(i);
+    values_[placeholder] = storage::Number(i);
+    list += (list.empty() ? "" : ", ") + placeholder;
+  }
+  EXPECT_TRUE(eval("a IN (" + list + ")"));
+  EXPECT_EQ(FilterError("a IN (" + list + ", :one)"),
+            "Invalid FilterExpression: The IN operator is provided with too many operands; number "
+            "of operands: 101");
+  EXPECT_EQ(FilterError("a IN ()"), "Invalid FilterExpression: Syntax error; token: \")\", near: \"()\"");
+  EXPECT_EQ(FilterError("a IN :one"),
+            "Invalid FilterExpression: Syntax error; token: \":one\", near: \"IN :one\"");
+  EXPECT_EQ(FilterError("a IN (b, a)"),
+            "Invalid FilterExpression: The first operand must be distinct from the remaining "
+            "operands for this operator or function; operator: IN, first operand: [a]");
+  EXPECT_EQ(FilterError("a IN (:one, readingTs)"),
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: readingTs");
+}
+
+TEST_F(ExpressionTest, FilterSize) {
+  const storage::Reading reading = Sample();
+  auto eval = [&](std::string_view text) {
+    auto filter = Filter(text);
+    return filter && Matches(*filter, storage::ViewsOf(reading.attributes));
+  };
+  values_[":two"] = storage::Number(2);
+  values_[":six"] = storage::Number(6);
+  values_[":text"] = std::string("\xF0\x9D\x84\x9E!");
+  EXPECT_TRUE(eval("size(#s) = :two"));
+  EXPECT_TRUE(eval("size(#s) < :five AND size(#s) >= :two AND size(#s) <> :one"));
+  // UTF-16 code units, as DynamoDB counts: "trés 𝄞" is 4 + 1 + 2.
+  values_[":seven"] = storage::Number(7);
+  EXPECT_TRUE(eval("size(word) = :seven"));
+  EXPECT_TRUE(eval("size(word) BETWEEN :six AND :seven"));
+  EXPECT_TRUE(eval("size(word) IN (:one, :seven)"));
+  EXPECT_TRUE(eval("a > size(#s)"));
+  values_[":three"] = storage::Number(3);
+  EXPECT_TRUE(eval("size(:text) = :three"));  // a :value has a size too
+  // A number or a boolean has no size, nor has a absent attribute or a path below a scalar:
+  // every comparison is false but <>.
+  for (std::string_view subject : {"size(a)", "size(lit)", "size(absent)", "size(#s.x)"}) {
+    const std::string text(subject);
+    EXPECT_FALSE(eval(text + " < :five")) << subject;
+    EXPECT_FALSE(eval(text + " >= :one")) << subject;
+    EXPECT_FALSE(eval(text + " = :one")) << subject;
+    EXPECT_TRUE(eval(text + " <> :one")) << subject;
+  }
+
+  EXPECT_EQ(FilterError("size(#s)"),
+            "Invalid FilterExpression: The function is not allowed to be used this way in an "
+            "expression; function: size");
+  EXPECT_EQ(FilterError("size(#s) AND a = :one"),
+            "Invalid FilterExpression: The function is not allowed to be used this way in an "
+            "expression; function: size");
+  EXPECT_EQ(FilterError("size(:one) > :one"),
+            "Invalid FilterExpression: Incorrect operand type for operator or function; operator "
+            "or function: size, operand type: N");
+  EXPECT_EQ(FilterError("size(size(#s)) > :one"),
+            "Invalid FilterExpression: Incorrect operand type for operator or function; operator "
+            "or function: size, operand type: N");
+  EXPECT_EQ(FilterError("size(#s, a) > :one"),
+            "Invalid FilterExpression: Incorrect number of operands for operator or function; "
+            "operator or function: size, number of operands: 2");
+  EXPECT_EQ(FilterError("size(#s) < :yes"),
+            "Invalid FilterExpression: Incorrect operand type for operator or function; operator "
+            "or function: <, operand type: BOOL");
+  EXPECT_EQ(FilterError("begins_with(size(#s), :ok)"),
+            "Invalid FilterExpression: Incorrect operand type for operator or function; operator "
+            "or function: begins_with, operand type: N");
+  EXPECT_EQ(FilterError("Size(#s) > :one"), "Invalid FilterExpression: Invalid function name; function: Size");
+  EXPECT_EQ(FilterError("size(deviceId) > :one"),
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: deviceId");
+}
+
+TEST_F(ExpressionTest, FilterContainsAndAttributeType) {
+  const storage::Reading reading = Sample();
+  auto eval = [&](std::string_view text) {
+    auto filter = Filter(text);
+    return filter && Matches(*filter, storage::ViewsOf(reading.attributes));
+  };
+  values_[":k"] = std::string("k");
+  values_[":S"] = std::string("S");
+  values_[":N"] = std::string("N");
+  values_[":BOOL"] = std::string("BOOL");
+  values_[":SS"] = std::string("SS");
+  EXPECT_TRUE(eval("contains(#s, :k)"));
+  EXPECT_TRUE(eval("contains(#s, :ok)"));
+  EXPECT_FALSE(eval("contains(#s, :p)"));
+  EXPECT_FALSE(eval("contains(a, :five)"));  // only a string contains anything here
+  EXPECT_FALSE(eval("contains(absent, :k)"));
+  EXPECT_TRUE(eval("contains(:ok, #s)"));
+  EXPECT_TRUE(eval("NOT contains(word, :k)"));
+
+  EXPECT_TRUE(eval("attribute_type(#s, :S)"));
+  EXPECT_TRUE(eval("attribute_type(a, :N)"));
+  EXPECT_TRUE(eval("attribute_type(lit, :BOOL)"));
+  EXPECT_FALSE(eval("attribute_type(#s, :N)"));
+  EXPECT_FALSE(eval("attribute_type(#s, :SS)"));  // valid, but no attribute here has that type
+  EXPECT_FALSE(eval("attribute_type(absent, :S)"));
+  EXPECT_TRUE(eval("attribute_type(:one, :N)"));
+  EXPECT_TRUE(eval("attribute_type(size(#s), :N)"));
+
+  values_[":dog"] = std::string("DOG");
+  EXPECT_EQ(FilterError("attribute_type(a, :dog)"),
+            "Invalid FilterExpression: Invalid attribute type name found; type: DOG, valid types: "
+            "{B,NULL,SS,BOOL,L,BS,N,NS,S,M}");
+  EXPECT_EQ(FilterError("attribute_type(a, :one)"),
+            "Invalid FilterExpression: Incorrect operand type for operator or function; operator "
+            "or function: attribute_type, operand type: N");
+  EXPECT_EQ(FilterError("attribute_type(a, b)"),
+            "Invalid FilterExpression: Incorrect operand type for operator or function; operator "
+            "or function: attribute_type, operand type: {NS,SS,L,BS,N,M,B,BOOL,NULL,S}");
+  EXPECT_EQ(FilterError("contains(a, a)"),
+            "Invalid FilterExpression: The first operand must be distinct from the remaining "
+            "operands for this operator or function; operator: contains, first operand: [a]");
+  EXPECT_EQ(FilterError("contains(a, :k, :k)"),
+            "Invalid FilterExpression: Incorrect number of operands for operator or function; "
+            "operator or function: contains, number of operands: 3");
+}
+
+TEST_F(ExpressionTest, FilterDocumentPathsFindNothingBelowAScalar) {
+  const storage::Reading reading = Sample();
+  auto eval = [&](std::string_view text) {
+    auto filter = Filter(text);
+    return filter && Matches(*filter, storage::ViewsOf(reading.attributes));
+  };
+  for (std::string_view path : {"a.b", "a[0]", "#s.x", "#s.#dot", "a.b[2].c", "a . b", "a. b",
+                                "a .b", "a [ 0 ]", "#s[0][1]"}) {
+    const std::string p(path);
+    EXPECT_FALSE(eval("attribute_exists(" + p + ")")) << path;
+    EXPECT_TRUE(eval("attribute_not_exists(" + p + ")")) << path;
+    EXPECT_FALSE(eval(p + " = :five")) << path;
+    EXPECT_FALSE(eval(p + " < :five")) << path;
+    EXPECT_TRUE(eval(p + " <> :five")) << path;
+    EXPECT_FALSE(eval("begins_with(" + p + ", :ok)")) << path;
+  }
   // An alias may name an attribute that contains a dot: that is no path.
   EXPECT_TRUE(Filter("#dot = :one"));
+  storage::Reading dotted{"a1", "2026-06-23T08:00:00.000000000Z", {{"a.b", 1.0}}};
+  auto filter = Filter("#dot = :one");
+  ASSERT_TRUE(filter);
+  EXPECT_TRUE(Matches(*filter, storage::ViewsOf(dotted.attributes)));
+  filter = Filter("a.b = :one");
+  ASSERT_TRUE(filter);
+  EXPECT_FALSE(Matches(*filter, storage::ViewsOf(dotted.attributes)));
+
+  EXPECT_EQ(FilterError("deviceId.x = :d"),
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: deviceId");
+  EXPECT_EQ(FilterError("attribute_exists(#sk[0])"),
+            "Filter Expression can only contain non-primary key attributes: Primary key attribute: readingTs");
+  EXPECT_EQ(FilterError("a.status = :one"),
+            "Invalid FilterExpression: Attribute name is a reserved keyword; reserved keyword: status");
+  EXPECT_EQ(FilterError("a.#nope = :one"),
+            "Invalid FilterExpression: An expression attribute name used in the document path is "
+            "not defined; attribute name: #nope");
+  EXPECT_EQ(FilterError("a[-1] = :one"),
+            "Invalid FilterExpression: Syntax error; token: \"-1\", near: \"[-1]\"");
+  EXPECT_EQ(FilterError("a[] = :one"), "Invalid FilterExpression: Syntax error; token: \"]\", near: \"[] =\"");
+  EXPECT_EQ(FilterError("a..b = :one"),
+            "Invalid FilterExpression: Syntax error; token: \"a..b\", near: \"a..b =\"");
+  EXPECT_EQ(FilterError("a. = :one"), "Invalid FilterExpression: Syntax error; token: \"=\", near: \"a. = :one\"");
+  EXPECT_EQ(FilterError("[0] = :one"), "Invalid FilterExpression: Syntax error; token: \"[\", near: \"[0\"");
+  EXPECT_TRUE(Filter("a[2147483647] = :one"));
+  EXPECT_EQ(FilterError("a[2147483648] = :one"),
+            "Invalid FilterExpression: List index is not within the allowable range; index: [2147483648]");
+  EXPECT_EQ(FilterError("a[99999999999999] = :one"),
+            "Invalid FilterExpression: List index is not within the allowable range; index: [99999999999999]");
+  std::string deep = "a";
+  for (int i = 1; i < 32; ++i) deep += ".b";
+  EXPECT_TRUE(Filter(deep + " = :one"));
+  EXPECT_EQ(FilterError(deep + ".b = :one"),
+            "Invalid FilterExpression: The document path has too many nesting levels; nesting levels: 33");
 }
 
 TEST_F(ExpressionTest, Projection) {
@@ -310,10 +561,41 @@ TEST_F(ExpressionTest, Projection) {
   EXPECT_EQ(ProjectionError("a,"), "Invalid ProjectionExpression: Syntax error; token: \"<EOF>\", near: \",\"");
   EXPECT_EQ(ProjectionError("a b"), "Invalid ProjectionExpression: Syntax error; token: \"b\", near: \"a b\"");
   EXPECT_EQ(ProjectionError(":ok"), "Invalid ProjectionExpression: Syntax error; token: \":ok\", near: \":ok\"");
-  EXPECT_EQ(ProjectionError("a.b"),
-            "Invalid ProjectionExpression: document paths (a.b, a[0]) are not supported: reading "
-            "attributes are scalar");
   EXPECT_EQ(ProjectionError(""), "Invalid ProjectionExpression: The expression can not be empty;");
+}
+
+TEST_F(ExpressionTest, ProjectionDocumentPaths) {
+  // Below a scalar there is nothing: a nested path selects no attribute.
+  std::vector<std::string> attributes;
+  ASSERT_TRUE(ParseProjectionExpression("temperature.x, a[0], #s.#dot[3].y, humidity", context_, &attributes).ok());
+  EXPECT_EQ(attributes, (std::vector<std::string>{"humidity"}));
+  ASSERT_TRUE(ParseProjectionExpression("a.b", context_, &attributes).ok());
+  EXPECT_TRUE(attributes.empty());
+
+  const std::string overlap = "Invalid ProjectionExpression: Two document paths overlap with each other; must "
+                              "remove or rewrite one of these paths; ";
+  EXPECT_EQ(ProjectionError("a, a.b"), overlap + "path one: [a], path two: [a, b]");
+  EXPECT_EQ(ProjectionError("a.b[2].c, a.b"), overlap + "path one: [a, b, [2], c], path two: [a, b]");
+  EXPECT_EQ(ProjectionError("#s[1], status2, #s[1]"), overlap + "path one: [status, [1]], path two: [status, [1]]");
+  const std::string conflict = "Invalid ProjectionExpression: Two document paths conflict with each other; must "
+                               "remove or rewrite one of these paths; ";
+  EXPECT_EQ(ProjectionError("a.b, a[1]"), conflict + "path one: [a, b], path two: [a, [1]]");
+  EXPECT_EQ(ProjectionError("x, a.b[1], a.b.c"), conflict + "path one: [a, b, [1]], path two: [a, b, c]");
+  for (std::string_view fine : {"a, b", "a.b, a.c", "a.b.d, a.b.e", "a[1], a[2]", "a.b, a.c[2]"}) {
+    EXPECT_TRUE(ParseProjectionExpression(fine, context_, &attributes).ok()) << fine;
+  }
+
+  const std::string scalars = "Key attributes must be scalars; list random access '[]' and map lookup '.' are "
+                              "not allowed: Key: ";
+  EXPECT_EQ(ProjectionError("temperature, deviceId.x"), scalars + "deviceId");
+  EXPECT_EQ(ProjectionError("#sk[0]"), scalars + "readingTs");
+  EXPECT_EQ(ProjectionError("a[2147483648]"),
+            "Invalid ProjectionExpression: List index is not within the allowable range; index: [2147483648]");
+  std::string deep = "a";
+  for (int i = 1; i < 32; ++i) deep += ".b";
+  EXPECT_TRUE(ParseProjectionExpression(deep, context_, &attributes).ok());
+  EXPECT_EQ(ProjectionError(deep + "[0]"),
+            "Invalid ProjectionExpression: The document path has too many nesting levels; nesting levels: 33");
 }
 
 TEST_F(ExpressionTest, UnusedPlaceholdersAreErrors) {
@@ -333,6 +615,13 @@ TEST_F(ExpressionTest, UnusedPlaceholdersAreErrors) {
   values.erase(":z");
   EXPECT_TRUE(CheckPlaceholdersUsed(context, {"deviceId = :d", "#s = :ok", "#x"}).ok());
   EXPECT_TRUE(CheckPlaceholdersUsed(ExpressionContext{}, {"deviceId = :d"}).ok());
+  // The names of a document path count one by one.
+  EXPECT_EQ(CheckPlaceholdersUsed(context, {"deviceId = :d", "#s[0] = :ok", "a.b"}).message(),
+            "Value provided in ExpressionAttributeNames unused in expressions: keys: {#x}");
+  names["#y"] = "y";
+  EXPECT_TRUE(CheckPlaceholdersUsed(context, {"deviceId = :d", "#x.#s[0] = :ok", "a.#y"}).ok());
+  EXPECT_EQ(CheckPlaceholdersUsed(context, {"deviceId = :d", "#x.#s[0] = :ok", "a.y"}).message(),
+            "Value provided in ExpressionAttributeNames unused in expressions: keys: {#y}");
 }
 
 TEST(ReservedWordsTest, DynamoDbListCaseInsensitive) {

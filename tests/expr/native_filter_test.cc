@@ -166,12 +166,72 @@ TEST(NativeFilterTest, KeyAttributesAreRejected) {
   EXPECT_NE(NativeError("attribute_exists(deviceId)").find("key attribute"), std::string::npos);
 }
 
-TEST(NativeFilterTest, UnsupportedFeaturesSaySo) {
-  EXPECT_EQ(NativeError("a in (1, 2)"), "filter: the IN operator is not supported at offset 2");
-  EXPECT_EQ(NativeError("contains(a, x)"), "filter: the function contains is not supported at offset 0");
-  EXPECT_EQ(NativeError("size(a) > 1"), "filter: the function size is not supported at offset 0");
+TEST(NativeFilterTest, InListsLiterals) {
+  const Reading r = With({{"status", std::string("warn")}, {"n", 2.0}, {"ok", true}});
+  EXPECT_TRUE(Eval("status in (ok, warn)", r));
+  EXPECT_TRUE(Eval("status IN (\"warn\")", r));
+  EXPECT_FALSE(Eval("status in (ok, \"in\", 2)", r));
+  EXPECT_TRUE(Eval("n in (1, 2.0, 3)", r));  // numbers compare as numbers
+  EXPECT_FALSE(Eval("n in (\"2\")", r));
+  EXPECT_TRUE(Eval("ok in (true)", r));
+  EXPECT_FALSE(Eval("missing in (1, ok)", r));
+  EXPECT_TRUE(Eval("not missing in (1, ok)", r));
+  EXPECT_TRUE(Eval("n in (5) or status in (warn) and ok = true", r));
+
+  std::string list = "0";
+  for (int i = 1; i < 100; ++i) list += "," + std::to_string(i);
+  EXPECT_TRUE(Eval("n in (" + list + ")", r));
+  EXPECT_EQ(NativeError("n in (" + list + ",100)"), "filter: IN takes at most 100 values, not 101 at offset 2");
+  EXPECT_EQ(NativeError("a in ()"), "filter: expected a value after '(' at offset 6");
+  EXPECT_EQ(NativeError("a in (1, b"), "filter: expected ')' after 'b' at offset 10");
+  EXPECT_EQ(NativeError("a in 1"), "filter: expected '(' after 'in' at offset 5");
+  EXPECT_EQ(NativeError("readingTs in (1)"),
+            "filter: 'readingTs' is a key attribute; filters can only use non-key attributes "
+            "(select readings by time with the key condition) at offset 0");
+}
+
+TEST(NativeFilterTest, SizeContainsAndAttributeType) {
+  const Reading r = With({{"status", std::string("ok")}, {"n", 2.0}, {"on", true},
+                          {"word", std::string("tr\xC3\xA9s \xF0\x9D\x84\x9E")}});
+  EXPECT_TRUE(Eval("size(status) = 2", r));
+  EXPECT_TRUE(Eval("size(word) = 7", r)) << "UTF-16 code units, as DynamoDB counts";
+  EXPECT_TRUE(Eval("size(status) between 1 and 3 and size(word) in (6, 7)", r));
+  EXPECT_FALSE(Eval("size(n) >= 0", r)) << "a number has no size";
+  EXPECT_FALSE(Eval("size(on) < 10", r));
+  EXPECT_FALSE(Eval("size(missing) = 0", r));
+  EXPECT_TRUE(Eval("size(n) <> 1", r));
+  EXPECT_TRUE(Eval("size = 1", With({{"size", 1.0}}))) << "without '(', size is an attribute";
+
+  EXPECT_TRUE(Eval("contains(status, k)", r));
+  EXPECT_TRUE(Eval("contains(word, \"s \")", r));
+  EXPECT_FALSE(Eval("contains(status, x)", r));
+  EXPECT_FALSE(Eval("contains(n, 2)", r));
+  EXPECT_TRUE(Eval("not contains(missing, x)", r));
+
+  EXPECT_TRUE(Eval("attribute_type(status, S)", r));
+  EXPECT_TRUE(Eval("attribute_type(n, \"N\") and attribute_type(on, BOOL)", r));
+  EXPECT_FALSE(Eval("attribute_type(n, S) or attribute_type(status, M)", r));
+  EXPECT_FALSE(Eval("attribute_type(missing, S)", r));
+
+  EXPECT_EQ(NativeError("attribute_type(n, DOG)"),
+            "filter: unknown attribute type 'DOG' (the types are S, N, BOOL, NULL, B, SS, NS, BS, L "
+            "and M) at offset 0");
+  EXPECT_EQ(NativeError("attribute_type(n, 5)"), "filter: 'attribute_type' cannot take the number 5 at offset 0");
+  EXPECT_EQ(NativeError("contains(a)"), "filter: 'contains' takes 2 operands, not 1 at offset 0");
+  EXPECT_EQ(NativeError("size(a, b) > 1"), "filter: 'size' takes 1 operand, not 2 at offset 0");
+  EXPECT_EQ(NativeError("size(a)"), "filter: expected a comparison operator after ')' at offset 7");
+  EXPECT_EQ(NativeError("size(a) > size(b)"),
+            "filter: expected 'and', 'or' or the end after 'size' at offset 14");
+  EXPECT_EQ(NativeError("size(deviceId) > 1").find("'deviceId' is a key attribute"), 8u);
   EXPECT_EQ(NativeError("frobnicate(a)"), "filter: unknown function 'frobnicate' at offset 0");
   EXPECT_EQ(NativeError("Begins_With(a, x)"), "filter: unknown function 'Begins_With' at offset 0");
+}
+
+TEST(NativeFilterTest, AWordIsAWholeAttributeName) {
+  // The native filter has no document paths: "a.b" names the attribute a.b.
+  const Reading r = With({{"a.b", 1.0}});
+  EXPECT_TRUE(Eval("a.b = 1", r));
+  EXPECT_EQ(NativeError("a[0] = 1"), "filter: expected a comparison operator after 'a' at offset 1");
 }
 
 TEST(NativeFilterTest, DeepNestingIsRefusedNotACrash) {
