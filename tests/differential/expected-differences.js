@@ -18,9 +18,6 @@ const SYNTAX = 'dynalite: readingsd words a syntax error as DynamoDB does (Synta
 const SCAN = 'gap: Scan is not served yet (UnknownOperationException) (#22)';
 const BATCH = 'gap: BatchGetItem is not served yet (UnknownOperationException) (#22)';
 const CAPACITY = 'gap: ReturnConsumedCapacity is accepted and ignored: no ConsumedCapacity yet (#22)';
-const FUNCTIONS = 'gap: the filter functions IN, size(), contains(), attribute_type() are refused (#22)';
-const PATHS = 'gap: a nested path in a ProjectionExpression is refused, where DynamoDB projects nothing for ' +
-  'it on scalar attributes (#22)';
 const LEGACY = 'gap: the legacy parameters KeyConditions, QueryFilter, AttributesToGet, ConditionalOperator ' +
   'are refused (#22)';
 const LIMIT = 'gap: a page that Limit stops exactly on the last match has no LastEvaluatedKey; DynamoDB ' +
@@ -94,19 +91,6 @@ module.exports = {
   'get consumed capacity TOTAL of a missing reading': CAPACITY,
   'get a 6 KB reading with consumed capacity': CAPACITY,
   'query 1 MB pages with consumed capacity': CAPACITY,
-
-  'query filter IN': FUNCTIONS,
-  'query filter size of a string': FUNCTIONS,
-  'query filter contains': FUNCTIONS,
-  'query filter attribute_type': FUNCTIONS,
-  'query filter attribute_type of a string': FUNCTIONS,
-
-  'query key condition value first': 'gap: a key condition written value first (:t > readingTs) is refused (#22)',
-
-  'query projection a nested path': PATHS,
-  'query projection a list element': PATHS,
-  'query projection a dotted name as a path': PATHS,
-  'get with a nested projection': PATHS,
 
   'query legacy KeyConditions EQ BETWEEN': LEGACY,
   'query legacy KeyConditions BEGINS_WITH': LEGACY,
