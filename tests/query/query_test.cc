@@ -95,6 +95,8 @@ class ObservedStore : public storage::Store {
     return std::make_unique<Iterator>(store_.NewIterator(device_id, lower, upper), this,
                                       iterators.size() - 1);
   }
+  std::unique_ptr<storage::TableIterator> NewTableIterator() const override { return store_.NewTableIterator(); }
+  std::string TableId() const override { return store_.TableId(); }
   storage::StoreStats Stats() const override { return store_.Stats(); }
   Status Checkpoint(const std::string&) const override { return Status::InvalidArgument("read only"); }
   Status CompactAll() override { return Status::InvalidArgument("read only"); }
