@@ -82,8 +82,14 @@ Status Scan(const storage::Store& store, const ScanRequest& request, ScanSink* s
                                 s.message());
     }
     const std::size_t own = attributes.size();
+    const std::size_t item_bytes = storage::ItemSize(device_id, sort_key, attributes);
     ++result->scanned_count;
-    result->scanned_bytes += storage::ItemSize(device_id, sort_key, attributes);
+    result->scanned_bytes += item_bytes;
+    if (result->partitions.empty() || result->partitions.back().device_id != device_id) {
+      result->partitions.push_back({device_id});
+    }
+    ++result->partitions.back().items;
+    result->partitions.back().bytes += item_bytes;
     page_bytes += storage::EncodeKey(device_id, "").size() + sort_key.size() + encoded.size();
     bool returned = true;
     if (request.filter) {

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "query/filter.h"
@@ -65,6 +66,14 @@ struct ScanResult {
   // Set whenever the page stopped at limit or max_page_bytes, as DynamoDB does (the next page may
   // then be empty); absent once the segment is read to its end.
   std::optional<ItemKey> last_evaluated_key;
+
+  // What the page read of each partition, in order: for ReadContext::ReportPartitionRead.
+  struct PartitionRead {
+    std::string device_id;
+    std::size_t items = 0;
+    std::size_t bytes = 0;  // storage::ItemSize
+  };
+  std::vector<PartitionRead> partitions;
 };
 
 // Reads the segment in key order (by device id, then time) from one table iterator, skipping

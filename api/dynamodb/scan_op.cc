@@ -108,6 +108,9 @@ http::Response ScanOp(const Context& context, const Json& body) {
   if (Status s = query::Scan(context.read.store, scan.request, &sink, &result); !s.ok()) {
     return ErrorFromStatus(context, s);
   }
+  for (const query::ScanResult::PartitionRead& read : result.partitions) {
+    context.read.ReportPartitionRead(read.device_id, read.items, read.bytes);
+  }
   Json response = Json::object();
   if (!scan.read.count_only) response["Items"] = std::move(items);
   response["Count"] = result.count;

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/crc.hpp>
+#include <map>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -296,6 +298,20 @@ TEST_F(DynamoDbApiTest, ScanReadsTheWholeTableInPagesAndSegments) {
   StartServer(small);
   EXPECT_EQ(ScanAll(Scan(), &pages).size(), static_cast<std::size_t>(kItems));
   EXPECT_EQ(pages, kItems + 1);
+}
+
+TEST_F(DynamoDbApiTest, ScanReportsEachPartitionItRead) {
+  std::mutex mu;
+  std::map<std::string, std::size_t> items;
+  ServeHooks hooks;
+  hooks.api.on_partition_read = [&](std::string_view device, std::size_t n, std::size_t) {
+    std::lock_guard lock(mu);
+    items[std::string(device)] += n;
+  };
+  StartServer({}, std::move(hooks));
+  ASSERT_EQ(Call("Scan", Scan({{"Limit", kA1Count + 1}})).status, 200);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(items, (std::map<std::string, std::size_t>{{"a1", kA1Count}, {"a10", 1}}));
 }
 
 TEST_F(DynamoDbApiTest, ScanFilterProjectionAndSelect) {

@@ -986,6 +986,12 @@ TEST_F(ScanTest, FilterMayUseKeyAttributesAndCountsScannedItems) {
   EXPECT_EQ(result.scanned_count, all_.size());
   EXPECT_GT(result.scanned_bytes, all_.size() * 20);
   EXPECT_EQ(items.attribute_counts, std::vector<std::size_t>(5, 2)) << "the key attributes are not the item's";
+  ASSERT_EQ(result.partitions.size(), 40u);  // every partition read, filtered out or not
+  std::size_t bytes = 0;
+  for (const ScanResult::PartitionRead& read : result.partitions) bytes += read.bytes;
+  EXPECT_EQ(bytes, result.scanned_bytes);
+  EXPECT_EQ(result.partitions[0].device_id, "sensor-0");
+  EXPECT_EQ(result.partitions[0].items, 1u);
   auto by_value = Compare("n", CompareOp::kGe, storage::Number(4));
   request.filter = by_value.get();
   ASSERT_TRUE(Scan(*store_, request, &items, &result).ok());
