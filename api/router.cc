@@ -11,6 +11,7 @@ Status Router::Make(const RouterOptions& options, const storage::Store* store, R
   if (options.read_helpers < 0) return Status::InvalidArgument("read_helpers must not be negative");
   if (options.limits.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
   if (options.table_name.empty()) return Status::InvalidArgument("table_name must not be empty");
+  if (options.region.empty()) return Status::InvalidArgument("region must not be empty");
   for (const std::string& token : options.bearer_tokens) {
     if (token.empty()) return Status::InvalidArgument("a bearer token is empty");
   }
@@ -30,7 +31,7 @@ dynamodb::Context Router::DynamoDbContext() {
   char id[33];
   std::snprintf(id, sizeof id, "%016llx%016llx", static_cast<unsigned long long>(request_id_salt_),
                 static_cast<unsigned long long>(requests_.fetch_add(1)));
-  return dynamodb::Context{read_, options_.table_name, started_, id};
+  return dynamodb::Context{read_, options_.table_name, started_, id, options_.region};
 }
 
 http::Response Router::Handle(const http::Request& request, std::string_view* endpoint) {

@@ -23,6 +23,7 @@ namespace readingsd::api {
 
 struct RouterOptions {
   std::string table_name = "readings";  // the one table of the DynamoDB endpoint
+  std::string region = "us-east-1";     // in the table's ARN
   // Non-empty: every endpoint but /healthz needs `Authorization: Bearer <token>` or, for AWS
   // clients that cannot send one, a SigV4 Authorization header whose access key id is a token.
   std::vector<std::string> bearer_tokens;

@@ -73,6 +73,7 @@ struct HttpConfig {
   int read_helpers = 1;
   int busy_poll_us = 20;
   std::string table_name = "readings";  // the table the DynamoDB-compatible API serves
+  std::string dynamodb_region = "us-east-1";  // the region in the table's ARN
   std::string auth_token_file;          // "" = no authentication
   uint64_t max_body_bytes = 1048576;
   uint64_t max_header_bytes = 8192;

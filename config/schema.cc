@@ -214,6 +214,14 @@ std::string TableName(const std::string& name) {
             : "must be 3..255 characters of a-z A-Z 0-9 _ - . (as DynamoDB), got " + Quote(name);
 }
 
+// An AWS region name as in ARNs: lower-case letters, digits and '-', e.g. "eu-central-1".
+std::string RegionName(const std::string& name) {
+  bool ok = !name.empty() && name.size() <= 64 && name.front() != '-' && name.back() != '-' &&
+            std::all_of(name.begin(), name.end(),
+                        [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+  return ok ? "" : "must be a region name of a-z 0-9 - (e.g. \"eu-central-1\"), got " + Quote(name);
+}
+
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -347,6 +355,10 @@ const std::vector<Key>& Keys() {
                     Between(0, 10000)),
       READINGSD_KEY(http, table_name, "table name the DynamoDB-compatible API answers to",
                     TableName),
+      READINGSD_KEY(http, dynamodb_region,
+                    "AWS region named in the table's ARN (DescribeTable); readingsd serves one "
+                    "region's worth of table wherever it runs",
+                    RegionName),
       READINGSD_KEY(http, auth_token_file,
                     "file of bearer tokens, one per line (# starts a comment line); every request "
                     "must carry one of them; \"\" = no authentication"),

@@ -59,6 +59,7 @@ http::ServerOptions ServerOptionsFrom(const config::HttpConfig& c, const HostPor
 api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, std::vector<std::string> tokens) {
   api::RouterOptions o;
   o.table_name = c.table_name;
+  o.region = c.dynamodb_region;
   o.bearer_tokens = std::move(tokens);
   o.limits.max_limit = c.max_limit;
   o.limits.max_page_bytes = c.max_page_bytes;

@@ -33,7 +33,7 @@ class ApiFixture {
 
   api::native::Context NativeContext() const { return api::native::Context{*read_, ops_}; }
   api::dynamodb::Context DynamoDbContext() const {
-    return api::dynamodb::Context{*read_, "readings", started_, "fuzz-request-id"};
+    return api::dynamodb::Context{*read_, "readings", started_, "fuzz-request-id", "us-east-1"};
   }
   const query::ReadLimits& limits() const { return read_->limits; }
 

@@ -2,17 +2,17 @@
 // real Store (fuzz/api_fixture.h). The request parser is internal to api/dynamodb/dynamodb.cc, so the
 // whole handler is driven, as the Router drives it for POST /.
 //
-// Input layout: a first byte 0x01-0x05 picks the operation (GetItem, DescribeTable, ListTables,
-// PutItem, an unknown one) and the rest is the body; any other first byte means Query and the
+// Input layout: a first byte 0x01-0x07 picks the operation (GetItem, DescribeTable, ListTables,
+// PutItem, Scan, BatchGetItem, an unknown one) and the rest is the body; any other first byte means Query and the
 // whole input is the body. So Query seeds are plain JSON files.
 //
 // Properties: no crash, no UB, no uncaught exception; and every response
 //   - is 200 or 400 (a 5xx would blame the store for the client's input);
 //   - carries x-amzn-RequestId and an x-amz-crc32 that matches the body;
 //   - has a JSON object body: on errors {"__type":"com.amazonaws.dynamodb.v20120810#<T>",
-//     "message":…} with x-amzn-ErrorType <T>; for a Query, Count == |Items| (absent with
+//     "message":…} with x-amzn-ErrorType <T>; for a Query or Scan, Count == |Items| (absent with
 //     Select COUNT), Count <= ScannedCount <= max_limit, and a LastEvaluatedKey that names the
-//     queried key schema.
+//     key schema.
 #include <boost/crc.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -31,8 +31,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   static const fuzz::ApiFixture& fixture = fuzz::ApiFixture::Get();
   std::string_view body = AsView(data, size);
   std::string_view operation = "Query";
-  if (!body.empty() && body[0] >= 0x01 && body[0] <= 0x05) {
-    constexpr std::string_view kOthers[] = {"GetItem", "DescribeTable", "ListTables", "PutItem", "Scan"};
+  if (!body.empty() && body[0] >= 0x01 && body[0] <= 0x07) {
+    constexpr std::string_view kOthers[] = {"GetItem", "DescribeTable", "ListTables", "PutItem",
+                                            "Scan",    "BatchGetItem",  "TransactGetItems"};
     operation = kOthers[body[0] - 1];
     body.remove_prefix(1);
   }
@@ -66,8 +67,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FUZZ_CHECK(http::ToStd(response["x-amzn-ErrorType"]) == type.substr(kPrefix.size()));
     return 0;
   }
-  FUZZ_CHECK(operation != "PutItem" && operation != "Scan");
-  if (operation == "Query") {
+  FUZZ_CHECK(operation != "PutItem" && operation != "TransactGetItems");
+  if (operation == "Query" || operation == "Scan") {
     FUZZ_CHECK(json.contains("Count") && json["Count"].is_number_unsigned());
     FUZZ_CHECK(json.contains("ScannedCount") && json["ScannedCount"].is_number_unsigned());
     const auto count = json["Count"].get<std::size_t>();

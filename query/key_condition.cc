@@ -3,12 +3,40 @@
 #include <utility>
 
 #include "storage/key.h"
+#include "storage/reading.h"
 
 namespace readingsd::query {
 
+namespace {
+
+Status EmptyKeyValue(std::string_view attribute) {
+  return Status::InvalidArgument(
+      "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an "
+      "empty string value. Key: " +
+      std::string(attribute));
+}
+
+// A sort-key value: normalised, or under kAsDynamoDb the raw string when it is no timestamp.
+Status SortKeyValue(std::string_view value, KeyValues values, std::string* out) {
+  if (values == KeyValues::kAsDynamoDb && value.empty()) return EmptyKeyValue(storage::kReadingTsAttribute);
+  Status s = storage::NormalizeTimestamp(value, out);
+  if (!s.ok() && values == KeyValues::kAsDynamoDb) {
+    *out = std::string(value);
+    return Status::OK();
+  }
+  return s;
+}
+
+}  // namespace
+
 Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_view a,
-                        std::string_view b, KeyCondition* condition) {
-  if (Status s = storage::ValidateDeviceId(device_id); !s.ok()) return s;
+                        std::string_view b, KeyCondition* condition, KeyValues values) {
+  bool matches_nothing = false;
+  if (Status s = storage::ValidateDeviceId(device_id); !s.ok()) {
+    if (values != KeyValues::kAsDynamoDb) return s;
+    if (device_id.empty()) return EmptyKeyValue(storage::kDeviceIdAttribute);
+    matches_nothing = true;
+  }
   const bool uses_a = op != SortKeyOp::kAll;
   const bool uses_b = op == SortKeyOp::kBetween;
   // A value the operator ignores is a caller's mistake, not something to drop silently.
@@ -20,14 +48,19 @@ Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_vi
   KeyCondition result;
   result.device_id = std::string(device_id);
   result.op = op;
+  result.matches_nothing = matches_nothing;
   if (op == SortKeyOp::kBeginsWith) {
-    if (Status s = storage::ValidateSortKeyPrefix(a); !s.ok()) return s;
+    if (values == KeyValues::kAsDynamoDb && a.empty()) return EmptyKeyValue(storage::kReadingTsAttribute);
+    if (Status s = storage::ValidateSortKeyPrefix(a); !s.ok()) {
+      if (values != KeyValues::kAsDynamoDb) return s;
+      result.matches_nothing = true;
+    }
     result.a = std::string(a);
   } else if (uses_a) {
-    if (Status s = storage::NormalizeTimestamp(a, &result.a); !s.ok()) return s;
+    if (Status s = SortKeyValue(a, values, &result.a); !s.ok()) return s;
   }
   if (uses_b) {
-    if (Status s = storage::NormalizeTimestamp(b, &result.b); !s.ok()) return s;
+    if (Status s = SortKeyValue(b, values, &result.b); !s.ok()) return s;
     if (result.a > result.b) {
       return Status::InvalidArgument(
           "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be "
@@ -37,6 +70,21 @@ Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_vi
   }
   *condition = std::move(result);
   return Status::OK();
+}
+
+bool InSortKeyRange(const KeyCondition& condition, std::string_view sort_key) {
+  const std::string_view a = condition.a;
+  switch (condition.op) {
+    case SortKeyOp::kAll: return true;
+    case SortKeyOp::kEq: return sort_key == a;
+    case SortKeyOp::kLt: return sort_key < a;
+    case SortKeyOp::kLe: return sort_key <= a;
+    case SortKeyOp::kGt: return sort_key > a;
+    case SortKeyOp::kGe: return sort_key >= a;
+    case SortKeyOp::kBetween: return sort_key >= a && sort_key <= std::string_view(condition.b);
+    case SortKeyOp::kBeginsWith: return sort_key.starts_with(a);
+  }
+  return false;
 }
 
 }  // namespace readingsd::query

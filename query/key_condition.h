@@ -17,6 +17,19 @@ struct KeyCondition {
   SortKeyOp op = SortKeyOp::kAll;
   std::string a;  // normalised sort key; the raw prefix for kBeginsWith
   std::string b;  // kBetween's upper bound (inclusive)
+  // No stored item can match (KeyValues::kAsDynamoDb only): Query answers an empty page.
+  bool matches_nothing = false;
+};
+
+// How MakeKeyCondition takes a value that no stored key can have.
+enum class KeyValues {
+  kStrict,  // InvalidArgument (the native API)
+  // As DynamoDB, which compares key values as the strings they are (the DynamoDB API): a device
+  // id outside the charset matches nothing; a sort-key value that is not a timestamp is compared
+  // bytewise with the stored, normalised, sort keys ("tuesday" is above all of them, "2026" below
+  // those of 2026); a begins_with prefix no sort key can begin with matches nothing. An empty
+  // value is still InvalidArgument, in DynamoDB's words.
+  kAsDynamoDb,
 };
 
 // Validates the device id and normalises `a` / `b` (any ISO-8601 form the ingest path accepts)
@@ -25,6 +38,10 @@ struct KeyCondition {
 // (T10:00:00+02:00 is 08:00Z, before T09:00:00Z). `a` must be empty for kAll, `b` for all but
 // kBetween. Query expects a KeyCondition made here.
 Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_view a,
-                        std::string_view b, KeyCondition* condition);
+                        std::string_view b, KeyCondition* condition,
+                        KeyValues values = KeyValues::kStrict);
+
+// Whether `sort_key` satisfies the condition's sort-key part (the device id is not compared).
+bool InSortKeyRange(const KeyCondition& condition, std::string_view sort_key);
 
 }  // namespace readingsd::query

@@ -64,12 +64,15 @@ void ResumeAfter(std::string_view exclusive_start, bool scan_forward, SortKeyRan
   }
 }
 
-Status ValidateExclusiveStart(std::string_view sort_key) {
+// A normalised sort key (a bound may also be a raw DynamoDB key value, see KeyValues).
+bool IsSortKey(std::string_view sort_key) {
   std::string normalised;
-  if (sort_key.size() == storage::kSortKeyLength &&
-      storage::NormalizeTimestamp(sort_key, &normalised).ok() && normalised == sort_key) {
-    return Status::OK();
-  }
+  return sort_key.size() == storage::kSortKeyLength && storage::NormalizeTimestamp(sort_key, &normalised).ok() &&
+         normalised == sort_key;
+}
+
+Status ValidateExclusiveStart(std::string_view sort_key) {
+  if (IsSortKey(sort_key)) return Status::OK();
   return Status::InvalidArgument(
       "The provided starting key is invalid: the sort key must be a LastEvaluatedKey "
       "(YYYY-MM-DDTHH:MM:SS.fffffffffZ)");
@@ -179,7 +182,7 @@ Split SplitPoint(const QueryRequest& request, const SortKeyRange& range, std::st
   // Where the range ends, when that bound is a whole sort key (a begins_with bound is not).
   const std::string& end = request.scan_forward ? range.upper : range.lower;
   double reach = std::numeric_limits<double>::infinity();
-  if (end.size() >= storage::kSortKeyLength) {
+  if (end.size() >= storage::kSortKeyLength && IsSortKey(end.substr(0, storage::kSortKeyLength))) {
     reach = std::abs(storage::SortKeySeconds(std::string_view(end).substr(0, storage::kSortKeyLength)) - now);
   }
   const double span = std::min(wanted / per_second, reach);
@@ -272,7 +275,7 @@ class HelperPart {
     sink->AppendPart(part.sink.get(), returned);
     tally->count += returned;
     Report(*tally, result);
-    if (full && (i < part.counts.size() || part.more)) {
+    if (full && (request.key_when_full || i < part.counts.size() || part.more)) {
       const std::size_t last = i - 1;
       result->last_evaluated_sort_key =
           part.sort_keys.substr(last * storage::kSortKeyLength, storage::kSortKeyLength);
@@ -332,7 +335,7 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
     if (Status s = ValidateExclusiveStart(request.exclusive_start); !s.ok()) return s;
     ResumeAfter(request.exclusive_start, request.scan_forward, &range);
   }
-  if (range.empty()) return Status::OK();
+  if (range.empty() || key.matches_nothing) return Status::OK();
 
   std::unique_ptr<storage::PartitionIterator> it = Open(store, request, range.lower, range.upper);
   const std::size_t key_prefix_bytes = storage::EncodeKey(key.device_id, "").size();
@@ -350,8 +353,8 @@ Status Query(const storage::Store& store, const QueryRequest& request, QueryResu
     if (Full(request, tally)) {
       later.Abandon();
       std::string last_read(it->sort_key());
-      Advance(request, it.get());  // peek: a next key only when there is a next item
-      if (it->Valid()) result->last_evaluated_sort_key = std::move(last_read);
+      if (!request.key_when_full) Advance(request, it.get());  // peek: a next key only when there is a next item
+      if (request.key_when_full || it->Valid()) result->last_evaluated_sort_key = std::move(last_read);
       break;
     }
     if (tally.scanned_count == 1) first_key = it->sort_key();

@@ -26,6 +26,9 @@ inline constexpr std::size_t kMaxPageBytes = 1u << 20;  // DynamoDB's 1 MB page
 struct ReadLimits {
   std::size_t max_limit = 10000;                // largest page (native limit / n, DynamoDB Limit)
   std::size_t max_page_bytes = kMaxPageBytes;  // a page also ends after this many bytes read
+  // BatchGetItem answers at most this many bytes of items (DynamoDB's 16 MB); the keys past it
+  // are returned as UnprocessedKeys.
+  std::size_t max_batch_get_bytes = 16u << 20;
 
   bool operator==(const ReadLimits&) const = default;
 };
@@ -66,6 +69,10 @@ struct QueryRequest {
   // Optional, not owned: an idle helper may read the later part of a long page meanwhile (see
   // ReadHelpers); the page is the same as when one thread reads it.
   ReadHelpers* helpers = nullptr;
+  // false: a page that stopped at limit or max_page_bytes has a next key only when an item
+  // follows (Query reads one ahead). true, as DynamoDB: whenever it stopped there, even on the
+  // range's last item (the next page is then empty and has none).
+  bool key_when_full = false;
 };
 
 // What Query hands each item it returns, while the bytes are still the iterator's. Query has
@@ -128,13 +135,13 @@ struct QueryResult {
   std::size_t scanned_count = 0;  // items read (before the filter)
   // storage::ItemSize of every item read, filtered out or not: what DynamoDB bills reads on.
   std::size_t scanned_bytes = 0;
-  // Set when the page stopped at limit or max_page_bytes and more items remain in range (Query
-  // reads one item ahead to know), so a page that ends exactly at the last item has none.
-  // Unlike DynamoDB, which may return a key that leads to an empty last page.
+  // Set when the page stopped at limit or max_page_bytes and, unless request.key_when_full,
+  // more items remain in range (Query reads one item ahead to know).
   std::optional<std::string> last_evaluated_sort_key;
 };
 
-// Reads only the key condition's range: one iterator bounded to it, one seek, then Next / Prev.
+// Reads only the key condition's range: one iterator bounded to it, one seek, then Next / Prev
+// (none when key.matches_nothing).
 // Iterator and decoding errors are returned; `result` is reset first. Items go to `sink` when
 // given (the native API renders them straight into its page, without copying them first),
 // otherwise to result->items.

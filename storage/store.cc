@@ -130,6 +130,72 @@ class RocksPartitionIterator : public PartitionIterator {
   std::unique_ptr<rocksdb::Iterator> it_;
 };
 
+// Every reading key lies in ["DEV#", "DEV$"): the META# keys sort after them.
+class RocksTableIterator : public TableIterator {
+ public:
+  RocksTableIterator(rocksdb::DB* db, CorruptionTally* tally)
+      : tally_(tally),
+        lower_(kPartitionPrefix),
+        upper_(std::string(kPartitionPrefix.substr(0, kPartitionPrefix.size() - 1)) +
+               static_cast<char>(kPartitionPrefix.back() + 1)),
+        lower_slice_(lower_),
+        upper_slice_(upper_) {
+    rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &lower_slice_;
+    ro.iterate_upper_bound = &upper_slice_;
+    // Across partitions: the partition-prefix bloom filters must not be used to skip.
+    ro.total_order_seek = true;
+    it_.reset(db->NewIterator(ro));
+  }
+
+  void SeekToFirst() override {
+    it_->SeekToFirst();
+    Settle();
+  }
+  void Seek(std::string_view device_id, std::string_view sort_key) override {
+    it_->Seek(EncodeKey(device_id, sort_key));
+    Settle();
+  }
+  bool Valid() const override { return error_.ok() && it_->Valid(); }
+  void Next() override {
+    it_->Next();
+    Settle();
+  }
+  std::string_view device_id() const override { return device_id_; }
+  std::string_view sort_key() const override { return sort_key_; }
+  std::string_view encoded_attributes() const override {
+    auto v = it_->value();
+    return std::string_view(v.data(), v.size());
+  }
+  Status status() const override {
+    if (!error_.ok()) return error_;
+    auto s = it_->status();
+    if (!counted_ && s.IsCorruption()) {
+      counted_ = true;
+      tally_->Record(s);
+    }
+    return FromRocks(s, "table iterator");
+  }
+
+ private:
+  void Settle() {
+    if (!it_->Valid()) return;
+    auto k = it_->key();
+    const std::string_view key(k.data(), k.size());
+    if (!DecodeKey(key, &device_id_, &sort_key_)) {
+      error_ = Status::Corruption("a key in the readings' range is not a reading key: " + std::string(key));
+    }
+  }
+
+  CorruptionTally* tally_;
+  mutable bool counted_ = false;
+  std::string lower_, upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  std::string_view device_id_, sort_key_;
+  Status error_;
+};
+
 Status ValidateReading(const Reading& r) {
   if (Status s = ValidateDeviceId(r.device_id); !s.ok()) return s;
   std::string normalised;
@@ -148,6 +214,7 @@ struct OpenDb {
   std::shared_ptr<CorruptionTally> tally = std::make_shared<CorruptionTally>();
   std::shared_ptr<MarkSignal> marks;  // null for a read-only open, which takes no marks
   std::string path, id;
+  std::string table_id;  // internal::kTableIdKey's value
   bool sync = false;
 };
 
@@ -207,6 +274,12 @@ class RocksStore : public Store {
                                                  std::string_view upper) const override {
     return std::make_unique<RocksPartitionIterator>(db_, open_.tally.get(), device_id, lower, upper);
   }
+
+  std::unique_ptr<TableIterator> NewTableIterator() const override {
+    return std::make_unique<RocksTableIterator>(db_, open_.tally.get());
+  }
+
+  std::string TableId() const override { return open_.table_id; }
 
   StoreStats Stats() const override {
     StoreStats st;
@@ -330,6 +403,14 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
     s = open.db->Put(wo, std::string(internal::kFormatKey), std::string(internal::kFormatValue));
     if (!s.ok()) return FromRocks(s, "cannot initialise data dir " + options.path);
   }
+  // The table id, made once: a store without one (new, or written before it existed) gets it now.
+  s = open.db->Get(rocksdb::ReadOptions(), std::string(internal::kTableIdKey), &open.table_id);
+  if (s.IsNotFound()) {
+    open.table_id = internal::NewUuid();
+    // Not synced here: the mark taken next syncs the WAL (one fsync at open, not two).
+    s = open.db->Put(rocksdb::WriteOptions(), std::string(internal::kTableIdKey), open.table_id);
+  }
+  if (!s.ok()) return FromRocks(s, "table id in data dir " + options.path);
   if (Status m = internal::TakeMark(open.db.get(), options.path, open.id); !m.ok()) return m;
   if (adopt) {
     if (Status m = internal::WriteMarker(options.path, {std::string(internal::kFormatValue), open.id}); !m.ok()) return m;
@@ -379,6 +460,7 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
   }
   if (options.read_only) {
     open.db = std::move(probe.db);
+    open.db->Get(rocksdb::ReadOptions(), std::string(internal::kTableIdKey), &open.table_id);
     open.wal_filter = std::move(probe.wal_filter);
     *store = std::make_unique<RocksStore>(std::move(open));
     return Status::OK();

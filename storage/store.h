@@ -66,6 +66,24 @@ class PartitionIterator {
   virtual Status status() const = 0;
 };
 
+// Readings of every partition in key order: by device id (bytewise), then by sort key. For
+// Scan, which reads the whole table. Not thread-safe; one per reader. A key in the readings'
+// range that does not decode ends the iteration with Corruption (status()).
+class TableIterator {
+ public:
+  virtual ~TableIterator() = default;
+  virtual void SeekToFirst() = 0;
+  // The first reading at or after the key of (device_id, sort_key). `sort_key` may be "" (the
+  // partition's start), a sort key + '\0' (just past it) or kSortKeyEnd (past the partition).
+  virtual void Seek(std::string_view device_id, std::string_view sort_key) = 0;
+  virtual bool Valid() const = 0;
+  virtual void Next() = 0;
+  virtual std::string_view device_id() const = 0;
+  virtual std::string_view sort_key() const = 0;
+  virtual std::string_view encoded_attributes() const = 0;  // see DecodeAttributes
+  virtual Status status() const = 0;
+};
+
 // Thread-safe: any method from any thread at once (the ingest thread writes while the HTTP
 // threads read).
 class Store {
@@ -94,6 +112,14 @@ class Store {
   virtual std::unique_ptr<PartitionIterator> NewIterator(std::string_view device_id,
                                                          std::string_view lower,
                                                          std::string_view upper) const = 0;
+
+  // Every partition's readings, in key order (see TableIterator).
+  virtual std::unique_ptr<TableIterator> NewTableIterator() const = 0;
+
+  // A UUID made when the store was first opened writable by a readingsd that knew it, and kept
+  // in the store (a checkpoint keeps it): DescribeTable's TableId. "" for a read-only open of a
+  // store that has none yet.
+  virtual std::string TableId() const = 0;
 
   virtual StoreStats Stats() const = 0;
   // Consistent on-disk copy (RocksDB checkpoint: hard links where possible) in a new directory.

@@ -352,6 +352,20 @@ std::string NewStoreId() {
   return id;
 }
 
+std::string NewUuid() {
+  std::random_device rd;
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 32; ++i) {
+    unsigned digit = rd() & 15;
+    if (i == 12) digit = 4;                 // version 4: random
+    if (i == 16) digit = 8 | (digit & 3);  // variant 10xx
+    if (i == 8 || i == 12 || i == 16 || i == 20) id += '-';
+    id += hex[digit];
+  }
+  return id;
+}
+
 Status TakeMark(rocksdb::DB* db, const std::string& dir, const std::string& id, bool sync_wal) {
   HighWater m;
   m.id = id;

@@ -30,6 +30,8 @@ inline constexpr std::string_view kHighWaterFile = "HIGHWATER";
 // Stored inside RocksDB too: a store written before the marker existed is recognised by it.
 inline constexpr std::string_view kFormatKey = "META#format";
 inline constexpr std::string_view kFormatValue = "readingsd-keys-v1";
+// The table id (Store::TableId), written once beside the format key.
+inline constexpr std::string_view kTableIdKey = "META#table-id";
 
 struct Marker {
   std::string format;
@@ -108,6 +110,8 @@ std::string ForeignDir(const std::string& path, const std::vector<std::string>& 
 // Written atomically: a temp file, fsync, rename, fsync of the directory.
 Status WriteMarker(const std::string& dir, const Marker& marker);
 std::string NewStoreId();
+// A random (version 4) UUID: 8-4-4-4-12 lower-case hex digits.
+std::string NewUuid();
 // The current UTC time in strftime's `format`.
 std::string UtcNow(const char* format);
 // Syncs the WAL and the MANIFEST, then writes what they now durably hold as the new mark.

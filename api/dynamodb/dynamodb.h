@@ -3,8 +3,10 @@
 //
 // POST / with `X-Amz-Target: DynamoDB_20120810.<Op>`, JSON 1.0 protocol, so the AWS CLI and SDKs
 // work with --endpoint-url. One table (Context::table_name) keyed deviceId (HASH, S) +
-// readingTs (RANGE, S). Operations: Query, GetItem, DescribeTable, ListTables. The table is
-// read-only here (readings arrive over MQTT): write operations get a ValidationException.
+// readingTs (RANGE, S). Operations: Query, GetItem, Scan, BatchGetItem, DescribeTable,
+// ListTables, with the expression parameters and their legacy forms, and ReturnConsumedCapacity.
+// The table is read-only here (readings arrive over MQTT): write operations get a
+// ValidationException. api/dynamodb/internal.h lists what the operations' files share.
 //
 // SigV4 signatures are not checked. Access control is the bind address and, when bearer tokens
 // are configured, the request's access key id, which the Router compares with the tokens.
@@ -24,6 +26,7 @@ struct Context {
   std::string_view table_name;  // the one table
   std::chrono::system_clock::time_point server_started;  // DescribeTable's CreationDateTime
   std::string request_id;  // unique per request: x-amzn-RequestId
+  std::string_view region;  // in the table's ARN
 };
 
 // Thread-safe: it keeps nothing between calls. `endpoint` is set to the name reported to

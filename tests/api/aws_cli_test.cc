@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -223,6 +225,48 @@ TEST_F(AwsCliTest, GetItemDescribeTableAndListTables) {
   EXPECT_EQ(table["KeySchema"][1]["KeyType"], "RANGE");
 
   EXPECT_EQ(AwsJson({"list-tables"})["TableNames"], json::parse(R"(["readings"])"));
+}
+
+// `aws dynamodb scan` exports the table (the CLI follows LastEvaluatedKey itself), and the four
+// segments of a parallel scan are that export, each item once.
+TEST_F(AwsCliTest, ScanAndItsSegmentsReadEveryItemOnce) {
+  auto keys_of = [](const json& output) {
+    std::vector<std::string> keys;
+    for (const json& item : output["Items"]) {
+      keys.push_back(item["deviceId"]["S"].get<std::string>() + "/" + item["readingTs"]["S"].get<std::string>());
+    }
+    return keys;
+  };
+  json all = AwsJson({"scan", "--table-name", "readings", "--page-size", "9"});
+  std::vector<std::string> keys = keys_of(all);
+  EXPECT_EQ(keys.size(), static_cast<std::size_t>(kA1Count + 3 + 1 + 3));
+  EXPECT_EQ(all["Count"], keys.size());
+  EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), keys.size());
+
+  std::vector<std::string> segmented;
+  for (int segment = 0; segment < 4; ++segment) {
+    json part = AwsJson({"scan", "--table-name", "readings", "--total-segments", "4", "--segment",
+                         std::to_string(segment), "--page-size", "7"});
+    for (const std::string& key : keys_of(part)) segmented.push_back(key);
+  }
+  std::sort(segmented.begin(), segmented.end());
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(segmented, keys);
+
+  json count = AwsJson({"scan", "--table-name", "readings", "--select", "COUNT", "--filter-expression",
+                        "deviceId = :d", "--expression-attribute-values", R"({":d":{"S":"edge"}})",
+                        "--return-consumed-capacity", "TOTAL"});
+  EXPECT_EQ(count["Count"], 3);
+  EXPECT_EQ(count["ConsumedCapacity"]["TableName"], "readings");
+}
+
+TEST_F(AwsCliTest, BatchGetItem) {
+  json output = AwsJson({"batch-get-item", "--request-items",
+                         R"({"readings":{"Keys":[{"deviceId":{"S":"b2"},"readingTs":{"S":"2026-06-24T00:00:00Z"}},
+                                                 {"deviceId":{"S":"a10"},"readingTs":{"S":"2026-06-23T08:01:00Z"}}],
+                                         "ProjectionExpression":"deviceId, humidity"}})"});
+  EXPECT_EQ(output["Responses"]["readings"],
+            json::parse(R"([{"deviceId":{"S":"b2"},"humidity":{"N":"40"}},{"deviceId":{"S":"a10"}}])"));
 }
 
 TEST_F(AwsCliTest, BadExpressionIsAValidationException) {

@@ -2,9 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <boost/crc.hpp>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "json/parse.h"
+#include "storage/reading.h"
 #include "tests/api/served.h"
 
 namespace readingsd::test {
@@ -38,6 +42,44 @@ class DynamoDbApiTest : public HttpServerTest {
         {{"X-Amz-Target", "DynamoDB_20120810." + operation}, {"Content-Type", "application/x-amz-json-1.0"}},
         body);
   }
+
+  static json Scan(json more = json::object()) {
+    json request = {{"TableName", "readings"}};
+    request.update(more);
+    return request;
+  }
+
+  // Every item of a Scan, page by page; `pages` counts the requests.
+  std::vector<json> ScanAll(json request, int* pages = nullptr) {
+    std::vector<json> items;
+    for (int page = 1; page < 1000; ++page) {
+      HttpResult result = Call("Scan", request);
+      EXPECT_EQ(result.status, 200) << result.body;
+      const json body = result.Json();
+      for (const json& item : body["Items"]) items.push_back(item);
+      if (pages) *pages = page;
+      if (!body.contains("LastEvaluatedKey")) break;
+      request["ExclusiveStartKey"] = body["LastEvaluatedKey"];
+    }
+    return items;
+  }
+
+  static std::string KeyOf(const json& item) {
+    return item["deviceId"]["S"].get<std::string>() + "/" + item["readingTs"]["S"].get<std::string>();
+  }
+
+  // The sum of storage::ItemSize over the keys given as (device, sort key).
+  std::size_t StoredBytes(const std::vector<std::pair<std::string, std::string>>& keys) {
+    std::size_t bytes = 0;
+    for (const auto& [device, sort_key] : keys) {
+      storage::Reading reading;
+      EXPECT_TRUE(store_->Get(device, sort_key, &reading).ok()) << device << " " << sort_key;
+      bytes += storage::ItemSize(reading);
+    }
+    return bytes;
+  }
+
+  static constexpr int kItems = kA1Count + 3 + 1 + 3;  // a1, a10, b2, edge
 
   // A DynamoDB error: status 400, x-amzn-ErrorType and __type agree; returns the message.
   static std::string ErrorOf(const HttpResult& result, const std::string& type) {
@@ -125,10 +167,13 @@ TEST_F(DynamoDbApiTest, QueryValidation) {
 
   r = request;
   r["KeyConditions"] = json::object();
-  EXPECT_NE(ErrorOf(Call("Query", r), "ValidationException").find("not supported"), std::string::npos);
+  EXPECT_EQ(ErrorOf(Call("Query", r), "ValidationException"),
+            "Can not use both expression and non-expression parameters in the same request: Non-expression "
+            "parameters: {KeyConditions} Expression parameters: {KeyConditionExpression}");
   r = request;
   r["QueryFilter"] = json::object();
-  EXPECT_NE(ErrorOf(Call("Query", r), "ValidationException").find("not supported"), std::string::npos);
+  EXPECT_NE(ErrorOf(Call("Query", r), "ValidationException").find("Non-expression parameters: {QueryFilter}"),
+            std::string::npos);
 
   r = request;
   r["ExpressionAttributeValues"][":unused"] = {{"S", "x"}};
@@ -148,8 +193,9 @@ TEST_F(DynamoDbApiTest, QueryValidation) {
 
   r = Between("a1", "2026-06-23T09:00:00Z", "2026-06-23T08:00:00Z");
   EXPECT_NE(ErrorOf(Call("Query", r), "ValidationException").find("BETWEEN"), std::string::npos);
+  // "tuesday" is no timestamp: compared as the string it is, as DynamoDB does, it is above the bound.
   r = Between("a1", "tuesday", "2026-06-23T08:00:00Z");
-  EXPECT_NE(ErrorOf(Call("Query", r), "ValidationException").find("invalid timestamp"), std::string::npos);
+  EXPECT_NE(ErrorOf(Call("Query", r), "ValidationException").find("BETWEEN"), std::string::npos);
   r = request;
   r["KeyConditionExpression"] = "deviceId = :d AND readingTs BETWEEN :a";
   ErrorOf(Call("Query", r), "ValidationException");
@@ -255,6 +301,12 @@ TEST_F(DynamoDbApiTest, GetItemDescribeTableAndListTables) {
   EXPECT_GE(table["ItemCount"].get<int>(), 60);
   EXPECT_TRUE(table["CreationDateTime"].is_number());
   EXPECT_EQ(table["BillingModeSummary"]["BillingMode"], "PAY_PER_REQUEST");
+  EXPECT_EQ(table["ProvisionedThroughput"],
+            json::parse(R"({"NumberOfDecreasesToday":0,"ReadCapacityUnits":0,"WriteCapacityUnits":0})"));
+  EXPECT_EQ(table["TableArn"], "arn:aws:dynamodb:us-east-1:000000000000:table/readings");
+  const std::string table_id = table["TableId"];
+  EXPECT_EQ(table_id.size(), 36u);
+  EXPECT_EQ(table_id[14], '4') << "a version 4 UUID";
   ErrorOf(Call("DescribeTable", {{"TableName", "nope"}}), "ResourceNotFoundException");
 
   EXPECT_EQ(Call("ListTables", json::object()).Json(), json::parse(R"({"TableNames":["readings"]})"));
@@ -267,12 +319,350 @@ TEST_F(DynamoDbApiTest, WritesUnknownOperationsAndBadBodies) {
             std::string::npos);
   EXPECT_NE(ErrorOf(Call("DeleteItem", {{"TableName", "readings"}}), "ValidationException").find("MQTT"),
             std::string::npos);
-  ErrorOf(Call("Scan", {{"TableName", "readings"}}), "UnknownOperationException");
+  ErrorOf(Call("TransactGetItems", {{"TableName", "readings"}}), "UnknownOperationException");
   ErrorOf(Post(port(), "/", {}, "{}"), "UnknownOperationException");
   ErrorOf(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.Query"}}, "{not json"),
           "SerializationException");
   ErrorOf(Post(port(), "/", {{"X-Amz-Target", "DynamoDB_20120810.Query"}}, "[1,2]"),
           "SerializationException");
+}
+
+TEST_F(DynamoDbApiTest, ScanReadsTheWholeTableInPagesAndSegments) {
+  HttpResult all = Call("Scan", Scan());
+  ASSERT_EQ(all.status, 200) << all.body;
+  json body = all.Json();
+  EXPECT_EQ(body["Count"], kItems);
+  EXPECT_EQ(body["ScannedCount"], kItems);
+  EXPECT_FALSE(body.contains("LastEvaluatedKey"));
+  // Key order: partition by partition (a1, a10, b2, edge), each in time order.
+  EXPECT_EQ(body["Items"][0],
+            json::parse(R"({"deviceId":{"S":"a1"},"readingTs":{"S":"2026-06-23T08:00:00.000000000Z"},
+                            "temperature":{"N":"20"},"status":{"S":"ok"},"door":{"BOOL":true}})"));
+  EXPECT_EQ(body["Items"][kA1Count]["deviceId"]["S"], "a10");
+  std::vector<std::string> keys;
+  for (const json& item : body["Items"]) keys.push_back(KeyOf(item));
+
+  int pages = 0;
+  std::vector<std::string> paged;
+  for (const json& item : ScanAll(Scan({{"Limit", 10}}), &pages)) paged.push_back(KeyOf(item));
+  EXPECT_EQ(paged, keys);
+  EXPECT_EQ(pages, kItems / 10 + 1);
+
+  // Four segments, each paged, are the table exactly once.
+  std::multiset<std::string> segmented;
+  for (int segment = 0; segment < 4; ++segment) {
+    for (const json& item : ScanAll(Scan({{"Limit", 5}, {"Segment", segment}, {"TotalSegments", 4}}))) {
+      segmented.insert(KeyOf(item));
+    }
+  }
+  EXPECT_EQ(segmented, std::multiset<std::string>(keys.begin(), keys.end()));
+  EXPECT_EQ(Call("Scan", Scan({{"Segment", 0}, {"TotalSegments", 1}})).Json()["Count"], kItems);
+  EXPECT_EQ(Call("Scan", Scan({{"Segment", 0}})).Json()["Count"], kItems);
+
+  // The 1 MB rule, here one item: every full page has a key, the last (empty) one none.
+  ServeOptions small;
+  small.api.limits.max_page_bytes = 1;
+  StartServer(small);
+  EXPECT_EQ(ScanAll(Scan(), &pages).size(), static_cast<std::size_t>(kItems));
+  EXPECT_EQ(pages, kItems + 1);
+}
+
+TEST_F(DynamoDbApiTest, ScanReportsEachPartitionItRead) {
+  std::mutex mu;
+  std::map<std::string, std::size_t> items;
+  ServeHooks hooks;
+  hooks.api.on_partition_read = [&](std::string_view device, std::size_t n, std::size_t) {
+    std::lock_guard lock(mu);
+    items[std::string(device)] += n;
+  };
+  StartServer({}, std::move(hooks));
+  ASSERT_EQ(Call("Scan", Scan({{"Limit", kA1Count + 1}})).status, 200);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(items, (std::map<std::string, std::size_t>{{"a1", kA1Count}, {"a10", 1}}));
+}
+
+TEST_F(DynamoDbApiTest, ScanFilterProjectionAndSelect) {
+  json request = Scan({{"FilterExpression", "deviceId = :d OR humidity > :h"},
+                       {"ProjectionExpression", "deviceId, #t, humidity"},
+                       {"ExpressionAttributeNames", {{"#t", "temperature"}}},
+                       {"ExpressionAttributeValues", {{":d", {{"S", "a10"}}}, {":h", {{"N", "39.5"}}}}}});
+  HttpResult result = Call("Scan", request);
+  ASSERT_EQ(result.status, 200) << result.body;
+  json body = result.Json();
+  EXPECT_EQ(body["Count"], 4);
+  EXPECT_EQ(body["ScannedCount"], kItems);
+  EXPECT_EQ(body["Items"][0], json::parse(R"({"deviceId":{"S":"a10"},"temperature":{"N":"99"}})"));
+  EXPECT_EQ(body["Items"][3], json::parse(R"({"deviceId":{"S":"b2"},"humidity":{"N":"40"}})"));
+
+  request.erase("ProjectionExpression");
+  request.erase("ExpressionAttributeNames");
+  request["Select"] = "COUNT";
+  body = Call("Scan", request).Json();
+  EXPECT_FALSE(body.contains("Items"));
+  EXPECT_EQ(body["Count"], 4);
+
+  request["Limit"] = 61;  // a1 and the first reading of a10
+  body = Call("Scan", request).Json();
+  EXPECT_EQ(body["Count"], 1);
+  EXPECT_EQ(body["ScannedCount"], 61);
+  EXPECT_EQ(body["LastEvaluatedKey"],
+            json::parse(R"({"deviceId":{"S":"a10"},"readingTs":{"S":"2026-06-23T08:00:00.000000000Z"}})"));
+}
+
+TEST_F(DynamoDbApiTest, ScanValidation) {
+  EXPECT_EQ(ErrorOf(Call("Scan", Scan({{"Segment", 1}})), "ValidationException"),
+            "The TotalSegments parameter is required but was not present in the request when Segment parameter is "
+            "present");
+  EXPECT_EQ(ErrorOf(Call("Scan", Scan({{"TotalSegments", 2}})), "ValidationException"),
+            "The Segment parameter is required but was not present in the request when parameter TotalSegments is "
+            "present");
+  EXPECT_EQ(ErrorOf(Call("Scan", Scan({{"Segment", 4}, {"TotalSegments", 4}})), "ValidationException"),
+            "The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: 4 is not "
+            "less than TotalSegments: 4");
+  EXPECT_EQ(ErrorOf(Call("Scan", Scan({{"Segment", -1}, {"TotalSegments", 1000001}, {"Limit", 0}})),
+                    "ValidationException"),
+            "3 validation errors detected: Value '-1' at 'segment' failed to satisfy constraint: Member must have "
+            "value greater than or equal to 0; Value '1000001' at 'totalSegments' failed to satisfy constraint: "
+            "Member must have value less than or equal to 1000000; Value '0' at 'limit' failed to satisfy "
+            "constraint: Member must have value greater than or equal to 1");
+  EXPECT_EQ(ErrorOf(Call("Scan", Scan({{"Select", "SOME"}})), "ValidationException"),
+            "1 validation error detected: Value 'SOME' at 'select' failed to satisfy constraint: Member must satisfy "
+            "enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]");
+  EXPECT_EQ(ErrorOf(Call("Scan", Scan({{"ReturnConsumedCapacity", "ALL"}})), "ValidationException"),
+            "1 validation error detected: Value 'ALL' at 'returnConsumedCapacity' failed to satisfy constraint: "
+            "Member must satisfy enum value set: [INDEXES, TOTAL, NONE]");
+  EXPECT_EQ(ErrorOf(Call("Scan", Scan({{"IndexName", "byTemperature"}})), "ValidationException"),
+            "The table does not have the specified index: byTemperature");
+  ErrorOf(Call("Scan", json{{"TableName", "other"}}), "ResourceNotFoundException");
+
+  // A start key of another segment.
+  json first = Call("Scan", Scan({{"Limit", 1}, {"Segment", 0}, {"TotalSegments", 2}})).Json();
+  ASSERT_TRUE(first.contains("LastEvaluatedKey")) << first;
+  EXPECT_EQ(ErrorOf(Call("Scan", Scan({{"Segment", 1}, {"TotalSegments", 2}, {"ExclusiveStartKey", first["LastEvaluatedKey"]}})),
+                    "ValidationException"),
+            "The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with "
+            "correct Segment. TotalSegments: 2 Segment: 1");
+}
+
+TEST_F(DynamoDbApiTest, ConsumedCapacityFollowsDynamoDbsReadUnits) {
+  std::vector<std::pair<std::string, std::string>> a1;
+  for (int i = 0; i < kA1Count; ++i) a1.emplace_back("a1", SampleSortKey(i));
+  const std::size_t a1_bytes = StoredBytes(a1);
+  const double a1_units = static_cast<double>((a1_bytes + 4095) / 4096);
+  ASSERT_GT(a1_units, 1) << "the partition must span more than one 4 KB unit";
+
+  json query = {{"TableName", "readings"},
+                {"KeyConditionExpression", "deviceId = :d"},
+                {"ExpressionAttributeValues", {{":d", {{"S", "a1"}}}}},
+                {"ReturnConsumedCapacity", "TOTAL"}};
+  EXPECT_EQ(Call("Query", query).Json()["ConsumedCapacity"],
+            json({{"TableName", "readings"}, {"CapacityUnits", a1_units / 2}}));
+  query["ConsistentRead"] = true;
+  query["ReturnConsumedCapacity"] = "INDEXES";
+  EXPECT_EQ(Call("Query", query).Json()["ConsumedCapacity"],
+            json({{"TableName", "readings"}, {"CapacityUnits", a1_units}, {"Table", {{"CapacityUnits", a1_units}}}}));
+  // A filter does not make a read cheaper; nothing read still costs one unit.
+  query["FilterExpression"] = "temperature > :t";
+  query["ExpressionAttributeValues"][":t"] = {{"N", "1000"}};
+  EXPECT_EQ(Call("Query", query).Json()["ConsumedCapacity"]["CapacityUnits"], a1_units);
+  query["ExpressionAttributeValues"][":d"] = {{"S", "nobody"}};
+  EXPECT_EQ(Call("Query", query).Json()["ConsumedCapacity"]["CapacityUnits"], 1.0);
+  query["ReturnConsumedCapacity"] = "NONE";
+  EXPECT_FALSE(Call("Query", query).Json().contains("ConsumedCapacity"));
+
+  json scan = Scan({{"ReturnConsumedCapacity", "TOTAL"}, {"Limit", kA1Count}});
+  EXPECT_EQ(Call("Scan", scan).Json()["ConsumedCapacity"]["CapacityUnits"], a1_units / 2);
+
+  json get = {{"TableName", "readings"},
+              {"Key", {{"deviceId", {{"S", "b2"}}}, {"readingTs", {{"S", "2026-06-24T00:00:00Z"}}}}},
+              {"ReturnConsumedCapacity", "TOTAL"}};
+  EXPECT_EQ(Call("GetItem", get).Json()["ConsumedCapacity"], json({{"TableName", "readings"}, {"CapacityUnits", 0.5}}));
+  get["ConsistentRead"] = true;
+  get["Key"]["readingTs"]["S"] = "2030-01-01T00:00:00Z";  // absent: still a read
+  EXPECT_EQ(Call("GetItem", get).Json(),
+            json({{"ConsumedCapacity", {{"TableName", "readings"}, {"CapacityUnits", 1.0}}}}));
+
+  // BatchGetItem: each item rounded up on its own, then added up.
+  json batch = {{"RequestItems",
+                 {{"readings",
+                   {{"Keys", json::array({{{"deviceId", {{"S", "a1"}}}, {"readingTs", {{"S", SampleSortKey(0)}}}},
+                                          {{"deviceId", {{"S", "a1"}}}, {"readingTs", {{"S", SampleSortKey(1)}}}},
+                                          {{"deviceId", {{"S", "zz"}}}, {"readingTs", {{"S", SampleSortKey(1)}}}}})}}}}},
+                {"ReturnConsumedCapacity", "INDEXES"}};
+  EXPECT_EQ(Call("BatchGetItem", batch).Json()["ConsumedCapacity"],
+            json::array({{{"TableName", "readings"}, {"CapacityUnits", 1.5}, {"Table", {{"CapacityUnits", 1.5}}}}}));
+}
+
+TEST_F(DynamoDbApiTest, QueryAsDynamoDbAnswersIt) {
+  // Limit stopped the page on the range's last item: a key all the same, then an empty page.
+  json request = Between("a1", "2026-06-23T08:00:00Z", "2026-06-23T08:03:00Z");
+  request["Limit"] = 4;
+  json body = Call("Query", request).Json();
+  EXPECT_EQ(body["Count"], 4);
+  ASSERT_EQ(body["LastEvaluatedKey"],
+            json::parse(R"({"deviceId":{"S":"a1"},"readingTs":{"S":"2026-06-23T08:03:00.000000000Z"}})"));
+  request["ExclusiveStartKey"] = body["LastEvaluatedKey"];
+  body = Call("Query", request).Json();
+  EXPECT_EQ(body["Count"], 0);
+  EXPECT_FALSE(body.contains("LastEvaluatedKey"));
+
+  // A start key outside the key condition's range.
+  request["ExclusiveStartKey"]["readingTs"]["S"] = "2026-06-23T08:30:00Z";
+  EXPECT_EQ(ErrorOf(Call("Query", request), "ValidationException"),
+            "The provided starting key is outside query boundaries based on provided conditions");
+  request["ExclusiveStartKey"]["readingTs"]["S"] = "2026-06-23T08:02:00+00:00";  // any form of one inside
+  EXPECT_EQ(Call("Query", request).Json()["Count"], 1);
+
+  // Key values no stored key can have: nothing found, as in DynamoDB.
+  EXPECT_EQ(Call("Query", Between("a 1", "2026-06-23T08:00:00Z", "2026-06-23T09:00:00Z")).Json(),
+            json::parse(R"({"Items":[],"Count":0,"ScannedCount":0})"));
+  json equal = {{"TableName", "readings"},
+                {"KeyConditionExpression", "deviceId = :d AND readingTs = :t"},
+                {"ExpressionAttributeValues", {{":d", {{"S", "a1"}}}, {":t", {{"S", "tuesday"}}}}}};
+  EXPECT_EQ(Call("Query", equal).Json()["Count"], 0);
+  equal["KeyConditionExpression"] = "deviceId = :d AND readingTs < :t";  // every timestamp is below "t…"
+  EXPECT_EQ(Call("Query", equal).Json()["Count"], kA1Count);
+  equal["KeyConditionExpression"] = "deviceId = :d AND begins_with(readingTs, :t)";
+  EXPECT_EQ(Call("Query", equal).Json()["Count"], 0);
+  json get = {{"TableName", "readings"}, {"Key", {{"deviceId", {{"S", "a#1"}}}, {"readingTs", {{"S", "x"}}}}}};
+  EXPECT_EQ(Call("GetItem", get).Json(), json::object());
+  get["Key"]["deviceId"]["S"] = "";
+  EXPECT_NE(ErrorOf(Call("GetItem", get), "ValidationException").find("cannot contain an empty string value"),
+            std::string::npos);
+}
+
+TEST_F(DynamoDbApiTest, BatchGetItem) {
+  auto key = [](const std::string& device, const std::string& ts) {
+    return json{{"deviceId", {{"S", device}}}, {"readingTs", {{"S", ts}}}};
+  };
+  json batch = {{"RequestItems",
+                 {{"readings",
+                   {{"Keys", json::array({key("a1", SampleSortKey(0)), key("b2", "2026-06-24T02:00:00+02:00"),
+                                          key("a1", "2030-01-01T00:00:00Z"), key("a 1", "x")})},
+                    {"ProjectionExpression", "deviceId, #t, humidity"},
+                    {"ExpressionAttributeNames", {{"#t", "temperature"}}}}}}}};
+  HttpResult result = Call("BatchGetItem", batch);
+  ASSERT_EQ(result.status, 200) << result.body;
+  EXPECT_EQ(result.Json(), json::parse(R"({"Responses":{"readings":[
+      {"deviceId":{"S":"a1"},"temperature":{"N":"20"}},{"deviceId":{"S":"b2"},"humidity":{"N":"40"}}]},
+      "UnprocessedKeys":{}})"));
+
+  // Past the response cap, the rest comes back as UnprocessedKeys with the table's parameters.
+  ServeOptions small;
+  small.api.limits.max_batch_get_bytes = StoredBytes({{"a1", SampleSortKey(0)}, {"a1", SampleSortKey(1)}});
+  StartServer(small);
+  json keys = json::array();
+  for (int i = 0; i < 5; ++i) keys.push_back(key("a1", SampleSortKey(i)));
+  batch["RequestItems"]["readings"]["Keys"] = keys;
+  HttpResult capped = Call("BatchGetItem", batch);
+  ASSERT_EQ(capped.status, 200) << capped.body;
+  json body = capped.Json();
+  EXPECT_EQ(body["Responses"]["readings"].size(), 2u);
+  EXPECT_EQ(body["UnprocessedKeys"]["readings"]["Keys"], json(keys.begin() + 2, keys.end()));
+  EXPECT_EQ(body["UnprocessedKeys"]["readings"]["ProjectionExpression"], "deviceId, #t, humidity");
+
+  batch["RequestItems"]["readings"]["Keys"] = json::array({key("a1", SampleSortKey(0)), key("a1", "2026-06-23T10:00:00+02:00")});
+  EXPECT_EQ(ErrorOf(Call("BatchGetItem", batch), "ValidationException"), "Provided list of item keys contains duplicates");
+  keys = json::array();
+  for (int i = 0; i < 101; ++i) keys.push_back(key("a1", SampleSortKey(i)));
+  batch["RequestItems"]["readings"]["Keys"] = keys;
+  EXPECT_NE(ErrorOf(Call("BatchGetItem", batch), "ValidationException")
+                .find("at 'requestItems.readings.member.keys' failed to satisfy constraint: Member must have length "
+                      "less than or equal to 100"),
+            std::string::npos);
+  batch["RequestItems"]["readings"]["Keys"] = json::array({key("a1", SampleSortKey(0))});
+  batch["RequestItems"]["readings"]["AttributesToGet"] = json::array({"temperature"});
+  EXPECT_NE(ErrorOf(Call("BatchGetItem", batch), "ValidationException").find("Can not use both expression"),
+            std::string::npos);
+  ErrorOf(Call("BatchGetItem", json{{"RequestItems", {{"other", {{"Keys", json::array({key("a1", "x")})}}}}}}),
+          "ResourceNotFoundException");
+  EXPECT_EQ(ErrorOf(Call("BatchGetItem", json::object()), "ValidationException"),
+            "1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not "
+            "be null");
+}
+
+TEST_F(DynamoDbApiTest, LegacyParametersAnswerAsTheirExpressions) {
+  json expression = Between("a1", "2026-06-23T08:00:00Z", "2026-06-23T08:19:00Z");
+  expression["FilterExpression"] = "#s = :ok OR temperature >= :t";
+  expression["ProjectionExpression"] = "readingTs, #s";
+  expression["ExpressionAttributeNames"] = {{"#s", "status"}};
+  expression["ExpressionAttributeValues"][":ok"] = {{"S", "ok"}};
+  expression["ExpressionAttributeValues"][":t"] = {{"N", "29"}};
+  json legacy = {
+      {"TableName", "readings"},
+      {"KeyConditions",
+       {{"deviceId", {{"ComparisonOperator", "EQ"}, {"AttributeValueList", {{{"S", "a1"}}}}}},
+        {"readingTs",
+         {{"ComparisonOperator", "BETWEEN"},
+          {"AttributeValueList", {{{"S", "2026-06-23T08:00:00Z"}}, {{"S", "2026-06-23T08:19:00Z"}}}}}}}},
+      {"QueryFilter",
+       {{"status", {{"ComparisonOperator", "EQ"}, {"AttributeValueList", {{{"S", "ok"}}}}}},
+        {"temperature", {{"ComparisonOperator", "GE"}, {"AttributeValueList", {{{"N", "29"}}}}}}}},
+      {"ConditionalOperator", "OR"},
+      {"AttributesToGet", {"readingTs", "status"}}};
+  HttpResult a = Call("Query", expression), b = Call("Query", legacy);
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_EQ(a.Json(), b.Json());
+  EXPECT_EQ(b.Json()["Count"], 11);  // the 10 even minutes, and minute 19 (29.5 degrees)
+
+  json scan = Scan({{"ScanFilter", {{"deviceId", {{"ComparisonOperator", "IN"},
+                                                  {"AttributeValueList", {{{"S", "b2"}}, {{"S", "edge"}}}}}}}}});
+  EXPECT_EQ(Call("Scan", scan).Json()["Count"], 4);
+  scan["ScanFilter"] = {{"humidity", {{"ComparisonOperator", "NOT_NULL"}}}};
+  EXPECT_EQ(Call("Scan", scan).Json()["Count"], 1);
+
+  json mixed = legacy;
+  mixed["FilterExpression"] = "temperature > :t";
+  mixed["ExpressionAttributeValues"] = {{":t", {{"N", "1"}}}};
+  EXPECT_EQ(ErrorOf(Call("Query", mixed), "ValidationException"),
+            "Can not use both expression and non-expression parameters in the same request: Non-expression "
+            "parameters: {AttributesToGet, QueryFilter, ConditionalOperator} Expression parameters: "
+            "{FilterExpression}");
+  json names_alone = legacy;
+  names_alone["ExpressionAttributeNames"] = {{"#s", "status"}};
+  EXPECT_EQ(ErrorOf(Call("Query", names_alone), "ValidationException"),
+            "ExpressionAttributeNames can only be specified when using expressions");
+  json bad = legacy;
+  bad["QueryFilter"] = {{"readingTs", {{"ComparisonOperator", "NOT_NULL"}}}};
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"),
+            "QueryFilter can only contain non-primary key attributes: Primary key attribute: readingTs");
+  bad = legacy;
+  bad["KeyConditions"]["deviceId"]["ComparisonOperator"] = "BEGINS_WITH";
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"), "Query key condition not supported");
+  bad = legacy;
+  bad["KeyConditions"]["readingTs"]["ComparisonOperator"] = "EQ";
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"),
+            "One or more parameter values were invalid: Invalid number of argument(s) for the EQ ComparisonOperator");
+  bad = legacy;
+  bad["AttributesToGet"] = {"status", "status"};
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"),
+            "One or more parameter values were invalid: Duplicate value in attribute name: status");
+  bad = legacy;
+  bad["KeyConditions"].erase("deviceId");
+  EXPECT_EQ(ErrorOf(Call("Query", bad), "ValidationException"), "Query condition missed key schema element: deviceId");
+
+  json get = {{"TableName", "readings"},
+              {"Key", {{"deviceId", {{"S", "b2"}}}, {"readingTs", {{"S", "2026-06-24T00:00:00Z"}}}}},
+              {"AttributesToGet", {"humidity"}}};
+  EXPECT_EQ(Call("GetItem", get).Json(), json::parse(R"({"Item":{"humidity":{"N":"40"}}})"));
+}
+
+TEST_F(DynamoDbApiTest, DescribeTableNamesTheConfiguredRegionAndAStableId) {
+  const std::string id = Call("DescribeTable", {{"TableName", "readings"}}).Json()["Table"]["TableId"];
+  ServeOptions options;
+  options.api.region = "eu-central-1";
+  StartServer(options);
+  const json table = Call("DescribeTable", {{"TableName", "readings"}}).Json()["Table"];
+  EXPECT_EQ(table["TableArn"], "arn:aws:dynamodb:eu-central-1:000000000000:table/readings");
+  EXPECT_EQ(table["TableId"], id);
+  // Kept in the store: the same after it is opened again.
+  server_.reset();
+  router_.reset();
+  store_.reset();
+  storage::StoreOptions reopen;
+  reopen.path = dir_.File("db");
+  ASSERT_TRUE(storage::Store::Open(reopen, &store_).ok());
+  EXPECT_EQ(store_->TableId(), id);
 }
 
 // A JSON value `levels` deep: {"M":{"M":…{}…}}.
@@ -326,7 +716,7 @@ TEST_F(DynamoDbApiTest, NestingUpToTheLimitIsParsedOneLevelDeeperIsRefused) {
   };
   HttpConnection connection(port());
   EXPECT_NE(ErrorOf(Send(connection, "Query", with_start_key(kMaxJsonDepth - 1)), "ValidationException")
-                .find("ExclusiveStartKey: The provided key element does not match the schema"),
+                .find("The provided starting key is invalid: The provided key element does not match the schema"),
             std::string::npos);
   EXPECT_NE(ErrorOf(Send(connection, "Query", with_start_key(kMaxJsonDepth)), "ValidationException")
                 .find("Nesting Levels have exceeded supported limits"),

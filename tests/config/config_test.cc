@@ -165,6 +165,7 @@ Config EveryKeyChanged() {
   c.http.read_helpers = 0;
   c.http.busy_poll_us = 0;
   c.http.table_name = "my-table.v2";
+  c.http.dynamodb_region = "eu-central-1";
   c.http.auth_token_file = "/etc/readingsd/token";
   c.http.max_body_bytes = 1;
   c.http.max_header_bytes = 2;
@@ -278,6 +279,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "mqtt.dead_letter_topic: must be a topic name without wildcards"},
         ErrorCase{"[http]\ntable_name = \"x\"\n",
                   "readingsd.toml:2: http.table_name: must be 3..255"},
+        ErrorCase{"[http]\ndynamodb_region = \"EU Central\"\n",
+                  "readingsd.toml:2: http.dynamodb_region: must be a region name"},
         ErrorCase{"[storage]\ndata_dir = \"\"\n", "storage.data_dir: must not be empty"},
         ErrorCase{"[mqtt]\nhost = \"x\"\nprot = 1\n",
                   "readingsd.toml:3: mqtt.prot: unknown key (did you mean mqtt.port?)"},

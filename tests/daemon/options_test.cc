@@ -22,6 +22,7 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   c.read_helpers = 0;
   c.busy_poll_us = 7;
   c.table_name = "t";
+  c.dynamodb_region = "eu-west-1";
   c.max_body_bytes = 11;
   c.max_header_bytes = 12;
   c.max_limit = 13;
@@ -41,6 +42,7 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   EXPECT_EQ(server.header_timeout, std::chrono::milliseconds(17));
   const api::RouterOptions router = RouterOptionsFrom(c, {"tok"});
   EXPECT_EQ(router.table_name, "t");
+  EXPECT_EQ(router.region, "eu-west-1");
   EXPECT_EQ(router.bearer_tokens, std::vector<std::string>{"tok"});
   EXPECT_EQ(router.limits.max_limit, 13u);
   EXPECT_EQ(router.limits.max_page_bytes, 14u);

@@ -82,6 +82,8 @@ class GatedStore : public storage::Store {
                                                           std::string_view hi) const override {
     return inner_->NewIterator(d, lo, hi);
   }
+  std::unique_ptr<storage::TableIterator> NewTableIterator() const override { return inner_->NewTableIterator(); }
+  std::string TableId() const override { return inner_->TableId(); }
   storage::StoreStats Stats() const override { return inner_->Stats(); }
   Status Checkpoint(const std::string& dir) const override { return inner_->Checkpoint(dir); }
   Status CompactAll() override { return inner_->CompactAll(); }

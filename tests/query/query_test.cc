@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "query/filter.h"
+#include "query/scan.h"
 #include "storage/key.h"
 #include "storage/store.h"
 
@@ -95,6 +96,8 @@ class ObservedStore : public storage::Store {
     return std::make_unique<Iterator>(store_.NewIterator(device_id, lower, upper), this,
                                       iterators.size() - 1);
   }
+  std::unique_ptr<storage::TableIterator> NewTableIterator() const override { return store_.NewTableIterator(); }
+  std::string TableId() const override { return store_.TableId(); }
   storage::StoreStats Stats() const override { return store_.Stats(); }
   Status Checkpoint(const std::string&) const override { return Status::InvalidArgument("read only"); }
   Status CompactAll() override { return Status::InvalidArgument("read only"); }
@@ -830,6 +833,192 @@ TEST(MakeKeyConditionTest, ValidatesEverything) {
   EXPECT_EQ(key.b, "2026-06-23T09:00:00.500000000Z");
   ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kBeginsWith, "2026-06-23T08", "", &key).ok());
   EXPECT_EQ(key.a, "2026-06-23T08");
+}
+
+TEST_F(QueryTest, KeyWhenFullMarksEveryFullPageEvenOnTheLastItem) {
+  for (int s = 0; s < 4; ++s) Put("a1", "2026-06-23T08:00:0" + std::to_string(s) + "Z");
+  QueryRequest request;
+  request.limit = 4;  // exactly everything
+  request.key_when_full = true;
+  QueryResult page = Run("a1", SortKeyOp::kAll, "", "", request);
+  EXPECT_EQ(page.count, 4u);
+  EXPECT_EQ(page.last_evaluated_sort_key, SortKey("2026-06-23T08:00:03Z"));
+  request.exclusive_start = *page.last_evaluated_sort_key;
+  page = Run("a1", SortKeyOp::kAll, "", "", request);
+  EXPECT_EQ(page.count, 0u);
+  EXPECT_FALSE(page.last_evaluated_sort_key);
+  request.exclusive_start.clear();
+  request.limit = 5;  // not full: no key
+  EXPECT_FALSE(Run("a1", SortKeyOp::kAll, "", "", request).last_evaluated_sort_key);
+}
+
+TEST_F(QueryTest, DynamoDbKeyValuesCompareAsStrings) {
+  for (int s = 0; s < 3; ++s) Put("a1", "2026-06-23T08:00:0" + std::to_string(s) + "Z");
+  auto run = [&](std::string_view device, SortKeyOp op, std::string_view a, std::string_view b = "") {
+    QueryRequest request;
+    Status s = MakeKeyCondition(device, op, a, b, &request.key, KeyValues::kAsDynamoDb);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    QueryResult result;
+    EXPECT_TRUE(Query(*store_, request, &result).ok());
+    return result.count;
+  };
+  EXPECT_EQ(run("a b", SortKeyOp::kAll, ""), 0u);  // outside the charset: no such partition
+  EXPECT_EQ(run("a1", SortKeyOp::kEq, "tuesday"), 0u);
+  EXPECT_EQ(run("a1", SortKeyOp::kLt, "tuesday"), 3u);  // every timestamp sorts before "t"
+  EXPECT_EQ(run("a1", SortKeyOp::kGt, "tuesday"), 0u);
+  EXPECT_EQ(run("a1", SortKeyOp::kGe, "2026-06-23"), 3u);
+  EXPECT_EQ(run("a1", SortKeyOp::kLe, "2026-06-23T08:00:01"), 1u);  // "…08:00:01.000000000Z" > "…08:00:01"
+  EXPECT_EQ(run("a1", SortKeyOp::kBeginsWith, "2026/06"), 0u);
+  EXPECT_EQ(run("a1", SortKeyOp::kBetween, "2026", "2027"), 3u);
+  KeyCondition key;
+  EXPECT_TRUE(MakeKeyCondition("", SortKeyOp::kAll, "", "", &key, KeyValues::kAsDynamoDb).IsInvalidArgument());
+  EXPECT_TRUE(MakeKeyCondition("a1", SortKeyOp::kEq, "", "", &key, KeyValues::kAsDynamoDb).IsInvalidArgument());
+  EXPECT_TRUE(
+      MakeKeyCondition("a1", SortKeyOp::kBetween, "tuesday", "2026", &key, KeyValues::kAsDynamoDb).IsInvalidArgument());
+  ASSERT_TRUE(MakeKeyCondition("a1", SortKeyOp::kBetween, "2026-06-23T08:00:00Z", "2026-06-23T08:00:01Z", &key).ok());
+  EXPECT_TRUE(InSortKeyRange(key, SortKey("2026-06-23T08:00:01Z")));
+  EXPECT_FALSE(InSortKeyRange(key, SortKey("2026-06-23T08:00:02Z")));
+}
+
+// Collects what Scan returns.
+class ScanItems final : public ScanSink {
+ public:
+  void Add(std::string_view device_id, std::string_view sort_key, std::string_view,
+           std::span<const storage::AttributeView> attributes) override {
+    keys.push_back(std::string(device_id) + "/" + std::string(sort_key));
+    attribute_counts.push_back(attributes.size());
+  }
+  std::vector<std::string> keys;
+  std::vector<std::size_t> attribute_counts;
+};
+
+class ScanTest : public QueryTest {
+ protected:
+  void SetUp() override {
+    QueryTest::SetUp();
+    // 40 partitions with ids that share a prefix, 1 to 5 readings each.
+    for (int d = 0; d < 40; ++d) {
+      for (int s = 0; s <= d % 5; ++s) {
+        Put("sensor-" + std::to_string(d), "2026-06-23T08:00:0" + std::to_string(s) + "Z",
+            {{"temperature", 20.0 + d}, {"n", s}});
+        all_.push_back("sensor-" + std::to_string(d) + "/" + SortKey("2026-06-23T08:00:0" + std::to_string(s) + "Z"));
+      }
+    }
+    std::sort(all_.begin(), all_.end(), [](const std::string& a, const std::string& b) {
+      // key order: device id bytewise (shorter first), then time
+      const std::string da = a.substr(0, a.find('/')), db = b.substr(0, b.find('/'));
+      return da != db ? da < db : a < b;
+    });
+  }
+
+  // Every page of the segment, `limit` items read per page.
+  std::vector<std::string> ScanAll(ScanRequest request, std::size_t limit, int* pages = nullptr) {
+    ScanItems items;
+    request.limit = limit;
+    for (int page = 1;; ++page) {
+      ScanResult result;
+      Status s = Scan(*store_, request, &items, &result);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      if (pages) *pages = page;
+      if (!s.ok() || !result.last_evaluated_key || page > 1000) break;
+      request.exclusive_start = result.last_evaluated_key;
+    }
+    return items.keys;
+  }
+
+  std::vector<std::string> all_;
+};
+
+TEST_F(ScanTest, ReadsEveryItemOnceInKeyOrderAndPagesAtTheLimit) {
+  int pages = 0;
+  EXPECT_EQ(ScanAll({}, 0, &pages), all_);
+  EXPECT_EQ(pages, 1);
+  EXPECT_EQ(ScanAll({}, 7, &pages), all_);
+  EXPECT_EQ(pages, static_cast<int>(all_.size() / 7 + 1));  // a full last page has a key too
+  EXPECT_EQ(ScanAll({}, all_.size(), &pages), all_);
+  EXPECT_EQ(pages, 2);  // the second page is empty and ends the scan
+
+  ScanRequest request;
+  request.max_page_bytes = 1;  // one item a page
+  ScanItems items;
+  ScanResult result;
+  ASSERT_TRUE(Scan(*store_, request, &items, &result).ok());
+  EXPECT_EQ(result.scanned_count, 1u);
+  ASSERT_TRUE(result.last_evaluated_key);
+  EXPECT_EQ(result.last_evaluated_key->device_id + "/" + result.last_evaluated_key->sort_key, all_[0]);
+  EXPECT_EQ(items.attribute_counts, std::vector<std::size_t>{2});
+}
+
+TEST_F(ScanTest, SegmentsPartitionTheTableAndSpreadThePartitions) {
+  for (uint32_t total : {1u, 2u, 3u, 4u, 7u}) {
+    std::vector<std::string> union_of_segments;
+    std::size_t largest = 0;
+    for (uint32_t segment = 0; segment < total; ++segment) {
+      ScanRequest request;
+      request.segment = segment;
+      request.total_segments = total;
+      std::vector<std::string> keys = ScanAll(request, 3);
+      largest = std::max(largest, keys.size());
+      for (const std::string& key : keys) {
+        EXPECT_EQ(SegmentOf(key.substr(0, key.find('/')), total), segment) << key;
+      }
+      union_of_segments.insert(union_of_segments.end(), keys.begin(), keys.end());
+    }
+    std::sort(union_of_segments.begin(), union_of_segments.end());
+    std::vector<std::string> sorted = all_;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(union_of_segments, sorted) << total << " segments";
+    if (total == 4) {
+      EXPECT_LT(largest, all_.size() / 2) << "ids with a common prefix still spread";
+    }
+  }
+  EXPECT_EQ(SegmentOf("a1", 1), 0u);
+}
+
+TEST_F(ScanTest, FilterMayUseKeyAttributesAndCountsScannedItems) {
+  auto filter = Compare("deviceId", CompareOp::kEq, std::string("sensor-4"));
+  ScanRequest request;
+  request.filter = filter.get();
+  ScanItems items;
+  ScanResult result;
+  ASSERT_TRUE(Scan(*store_, request, &items, &result).ok());
+  EXPECT_EQ(result.count, 5u);
+  EXPECT_EQ(result.scanned_count, all_.size());
+  EXPECT_GT(result.scanned_bytes, all_.size() * 20);
+  EXPECT_EQ(items.attribute_counts, std::vector<std::size_t>(5, 2)) << "the key attributes are not the item's";
+  ASSERT_EQ(result.partitions.size(), 40u);  // every partition read, filtered out or not
+  std::size_t bytes = 0;
+  for (const ScanResult::PartitionRead& read : result.partitions) bytes += read.bytes;
+  EXPECT_EQ(bytes, result.scanned_bytes);
+  EXPECT_EQ(result.partitions[0].device_id, "sensor-0");
+  EXPECT_EQ(result.partitions[0].items, 1u);
+  auto by_value = Compare("n", CompareOp::kGe, storage::Number(4));
+  request.filter = by_value.get();
+  ASSERT_TRUE(Scan(*store_, request, &items, &result).ok());
+  EXPECT_EQ(result.count, 8u);  // sensors 4, 9, …, 39
+}
+
+TEST_F(ScanTest, ExclusiveStartIsChecked) {
+  ScanRequest request;
+  request.total_segments = 4;
+  request.segment = 0;
+  std::string other;  // a device id of another segment
+  for (int d = 0; other.empty(); ++d) {
+    if (SegmentOf("sensor-" + std::to_string(d), 4) != 0) other = "sensor-" + std::to_string(d);
+  }
+  request.exclusive_start = ItemKey{other, SortKey("2026-06-23T08:00:00Z")};
+  ScanItems items;
+  ScanResult result;
+  Status s = Scan(*store_, request, &items, &result);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(s.message().find("Please use ExclusiveStartKey with correct Segment. TotalSegments: 4 Segment: 0"),
+            std::string::npos)
+      << s.message();
+  request.total_segments = 1;
+  request.exclusive_start = ItemKey{other, "2026-06-23"};
+  EXPECT_TRUE(Scan(*store_, request, &items, &result).IsInvalidArgument());
+  request.exclusive_start = ItemKey{"a b", SortKey("2026-06-23T08:00:00Z")};
+  EXPECT_TRUE(Scan(*store_, request, &items, &result).IsInvalidArgument());
 }
 
 }  // namespace
