@@ -223,6 +223,12 @@ function buildCases(readings) {
     },
     ConditionalOperator: 'OR',
   });
+  // The same filter as an expression: the legacy form must select what this selects.
+  query('query filter the legacy OR as an expression', {
+    KeyConditionExpression: 'deviceId = :d',
+    FilterExpression: 'temperature > :t OR attribute_exists(note)',
+    ExpressionAttributeValues: { ':d': S('z'), ':t': N('40') },
+  });
   query('query legacy KeyConditions beside KeyConditionExpression', {
     ...kc('deviceId = :d', { ':d': S('a1') }),
     KeyConditions: { deviceId: { ComparisonOperator: 'EQ', AttributeValueList: [S('a1')] } },
