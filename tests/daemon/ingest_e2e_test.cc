@@ -376,6 +376,16 @@ TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
                                            "--limit", "4", "--all", "--json"});
   ASSERT_EQ(all_status, 0) << pages;
   EXPECT_EQ(std::count(pages.begin(), pages.end(), '\n'), 3) << pages;  // 10 items in pages of 4
+  // Dates are bounds too, meaning their first instant (README's example, issue #25).
+  auto [date_status, midnight] =
+      RunReadingsd({listen, "query", "--device", "dev00002", "--latest", "100", "--to", "2026-06-23"});
+  ASSERT_EQ(date_status, 0) << midnight;
+  EXPECT_NE(midnight.find("2026-06-23T00:00:00.000000000Z"), std::string::npos) << midnight;
+  EXPECT_EQ(midnight.find("2026-06-23T00:00:01"), std::string::npos) << midnight;
+  auto [readme_status, readme] = RunReadingsd({listen, "query", "--device", "dev00002", "--latest", "100", "--before",
+                                               "2026-06-24", "--attributes", "temperature"});
+  ASSERT_EQ(readme_status, 0) << readme;
+  EXPECT_NE(readme.find("2026-06-23T00:00:09.000000000Z"), std::string::npos) << readme;
   auto [bad, message] = RunReadingsd({listen, "query", "--device", "dev00002", "--from", "yesterday"});
   EXPECT_EQ(bad, 64) << message;
   EXPECT_NE(message.find("from"), std::string::npos) << message;
