@@ -209,10 +209,14 @@ int RunService(const config::Config& config, const std::string& config_path) {
     exporter.readings_ingested().Increment(static_cast<double>(batch.size()));
     for (const auto& r : batch) exporter.hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
   };
-  ingest_hooks.on_rejected = [&exporter, &log](const ingest::Rejection& r) {
-    std::string reason(ingest::ReasonName(r.reason));
+  ingest_hooks.on_rejected = [&exporter, &log](std::string_view topic, const ingest::Rejection& r) {
+    const std::string reason(ingest::ReasonName(r.reason));
     exporter.readings_rejected(reason).Increment();
-    log.WriteLimited(reason, LogLevel::kWarning, "ingest: rejected (" + reason + "): " + r.message);
+    // Limited per reason, so one flood cannot hide the first lines of another.
+    const std::string key = "ingest: rejected (" + reason + ")";
+    log.WriteLimited(key, LogLevel::kWarning,
+                     key + " on " + std::string(topic) + (r.device_id.empty() ? "" : ", device " + r.device_id) +
+                         ": " + r.message);
   };
   bool ever_connected = false;
   ingest_hooks.on_connection = [&exporter, &ever_connected](bool connected) {
@@ -245,6 +249,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
       break;
     }
     if (sig == SIGHUP) Reload(config, config_path, &log);
+    log.ReportSuppressed();
     LogCorruption(*store, &corruption_logged, &log);
     if (watchdog) PingWatchdog(*ingest, http_host, http_port, token, &log);
   }

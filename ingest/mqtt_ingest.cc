@@ -205,7 +205,7 @@ class MosquittoIngest : public MqttIngest {
     for (auto& r : parsed_.readings) pending_.push_back(std::move(r));
     for (const auto& rejection : parsed_.rejections) {
       UpdateState([](IngestState& s) { ++s.messages_rejected; });
-      if (hooks_.on_rejected) hooks_.on_rejected(rejection);
+      if (hooks_.on_rejected) hooks_.on_rejected(msg.topic, rejection);
       DeadLetter(msg.topic, payload, rejection);
     }
   }

@@ -54,7 +54,7 @@ struct MqttOptions {
 struct IngestHooks {
   std::function<void(LogLevel, std::string_view)> log;
   std::function<void(std::span<const storage::Reading>, std::chrono::duration<double> write_time)> on_batch_written;
-  std::function<void(const Rejection&)> on_rejected;
+  std::function<void(std::string_view topic, const Rejection&)> on_rejected;
   std::function<void(bool connected)> on_connection;
 };
 

@@ -190,6 +190,24 @@ TEST(IngestE2E, BadPayloadsAreCountedByReasonAndGoodOnesAllStored) {
         << reason;
   }
   EXPECT_EQ(MetricValue(metrics, "readingsd_readings_ingested_total"), good);
+  // Each line names the topic and, when it is a valid id, the device; five per reason are logged,
+  // and the sixth is counted once the rate limit's 10 s are over.
+  const std::string log = daemon.log();
+  EXPECT_NE(log.find("<4>ingest: rejected (missing_timestamp) on sensors/x/readings, device x: no readingTs\n"),
+            std::string::npos) << log;
+  EXPECT_NE(log.find("<4>ingest: rejected (device_id_mismatch) on sensors/x/readings, device y: "), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("<4>ingest: rejected (invalid_device_id) on sensors/bad id/readings: "), std::string::npos) << log;
+  std::size_t oversize_lines = 0;
+  for (std::size_t at = 0; (at = log.find("<4>ingest: rejected (oversize) on ", at)) != std::string::npos; ++at) {
+    ++oversize_lines;
+  }
+  EXPECT_EQ(oversize_lines, 5u) << log;
+  const std::string counted = "<4>ingest: rejected (oversize): 1 more in the last 10 s, not logged one by one\n";
+  for (int i = 0; i < 150 && daemon.log().find(counted) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(daemon.log().find(counted), std::string::npos) << daemon.log();
   EXPECT_EQ(daemon.Terminate(), 0);
   EXPECT_EQ(daemon.StoredKeys({"good1", "x", "y"}).size(), static_cast<std::size_t>(good));
 }
@@ -234,7 +252,8 @@ TEST(IngestE2E, ImplausibleTimestampsAndDuplicateKeysFallAloneInTheirBatch) {
         << reason;
   }
   EXPECT_EQ(MetricValue(metrics, "readingsd_readings_ingested_total"), 2);
-  EXPECT_NE(daemon.log().find("rejected (timestamp_too_old): readingTs 1970-01-01T00:00:00Z is before"),
+  EXPECT_NE(daemon.log().find("rejected (timestamp_too_old) on sensors/clock1/readings, device clock1: readingTs "
+                              "1970-01-01T00:00:00Z is before"),
             std::string::npos)
       << daemon.log();
   EXPECT_EQ(daemon.Terminate(), 0);
