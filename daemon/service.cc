@@ -20,10 +20,16 @@
 namespace readingsd::daemon {
 namespace {
 
-// /readyz: ready while the store takes writes and the broker has acknowledged our subscriptions.
-bool Readiness(const ingest::IngestState& st, std::string* detail) {
+// /readyz: ready while the store takes writes, the broker has acknowledged our subscriptions
+// and its count of dropped messages has not risen for `drops_unready` (0 = drops never make it
+// unready). Drops are readings the broker acknowledged to devices and then lost: unlike a slow
+// consumer, nothing downstream can see them, so they must make an alert fire. The first count
+// seen only warns: readingsd cannot tell when those drops were.
+bool Readiness(const ingest::IngestState& st, std::chrono::seconds drops_unready, std::string* detail) {
   std::string warnings = st.session_lost ? "; warning: the broker lost our persistent session once" : "";
-  if (st.broker_dropped > 0) {
+  const bool dropping = drops_unready.count() > 0 && st.broker_dropped_rose != std::chrono::steady_clock::time_point{} &&
+                        std::chrono::steady_clock::now() - st.broker_dropped_rose < drops_unready;
+  if (st.broker_dropped > 0 && !dropping) {
     warnings += "; warning: the broker dropped " + std::to_string(st.broker_dropped) + " messages for full queues";
   }
   bool ready = false;
@@ -33,6 +39,11 @@ bool Readiness(const ingest::IngestState& st, std::string* detail) {
     *detail = "broker not connected: " + st.last_error;
   } else if (!st.subscribed) {
     *detail = "broker connected, subscribing";
+  } else if (dropping) {
+    *detail = "the broker is dropping messages for full queues: it dropped " + std::to_string(st.broker_dropped) +
+              " since it started, some within the last " + std::to_string(drops_unready.count()) +
+              " s; readings it acknowledged to devices were lost (raise max_queued_messages, see "
+              "systemd/mosquitto-readingsd.conf)";
   } else {
     *detail = "store open, broker connected and subscribed";
     ready = true;
@@ -164,7 +175,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
   }
   api::RouterHooks router_hooks;
   router_hooks.ops.metrics = [&exporter] { return exporter.Serialize(); };
-  router_hooks.ops.ready = [&ingest, &store](std::string* detail) {
+  const std::chrono::seconds drops_unready(config.mqtt.broker_drops_unready_seconds);
+  router_hooks.ops.ready = [&ingest, &store, drops_unready](std::string* detail) {
     if (!ingest) {
       *detail = "starting";
       return false;
@@ -173,7 +185,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
       *detail = StoreDamage(st);
       return false;
     }
-    return Readiness(ingest->State(), detail);
+    return Readiness(ingest->State(), drops_unready, detail);
   };
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
@@ -224,6 +236,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     if (connected && ever_connected) exporter.mqtt_reconnects().Increment();
     ever_connected = ever_connected || connected;
   };
+  ingest_hooks.on_broker_dropped = [&exporter](uint64_t total) { exporter.SetBrokerDroppedMessages(total); };
   ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
   ingest_options.password = password;
   if (Status s = ingest::MqttIngest::Start(ingest_options, store.get(), ingest_hooks, &ingest); !s.ok()) {

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <mosquitto.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -356,6 +357,10 @@ TEST(IngestE2E, ABrokerThatDroppedReadingsIsReportedInReadyz) {
   daemon.Start();
   ASSERT_EQ(daemon.Terminate(), 0);
   ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = Readings(3000, 3)}).exit_code, 0);
+  // Once the broker has published its count (every second), that count is what the daemon sees
+  // first: drops from before it started, a warning only. A stale count rising after the start
+  // would be drops seen happening, which make /readyz 503 (the next test).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   daemon.Start();
   std::string body;
   for (int i = 0; i < 50 && body.find("dropped") == std::string::npos; ++i) {
@@ -364,7 +369,42 @@ TEST(IngestE2E, ABrokerThatDroppedReadingsIsReportedInReadyz) {
   }
   EXPECT_NE(body.find("the broker dropped 2000 messages"), std::string::npos) << body;
   EXPECT_NE(daemon.log().find("<4>mqtt: the broker reports 2000 messages dropped"), std::string::npos) << daemon.log();
+  EXPECT_EQ(MetricValue(Get(daemon.http_port(), "/metrics").second, "readingsd_broker_dropped_messages_total"), 2000);
   EXPECT_EQ(daemon.WaitForStored(DeviceIds(3), 1000, std::chrono::seconds(20)), 1000u);
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+// Issue #25: a broker that drops readings while readingsd runs (its queue for readingsd full, as
+// with stock settings under a burst) turns /readyz 503 and shows in the metric; once it has not
+// dropped any for mqtt.broker_drops_unready_seconds, /readyz is 200 again, with a warning.
+TEST(IngestE2E, ABrokerDroppingReadingsNowIsUnreadyAndExported) {
+  MosquittoBroker broker({.extra_config = "max_queued_messages 10\nmax_inflight_messages 10\nsys_interval 1\n"});
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.broker_drops_unready_seconds=3"}});
+  daemon.Start();
+  auto dropped = [&] { return MetricValue(Get(daemon.http_port(), "/metrics").second, "readingsd_broker_dropped_messages_total"); };
+  for (int i = 0; i < 100 && dropped() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(dropped(), 0) << "the broker's first count (retained) did not arrive";
+  // Stopped, readingsd takes nothing: the broker fills its window and queue, then drops.
+  ASSERT_EQ(kill(daemon.pid(), SIGSTOP), 0);
+  PublishResult published = RunPublisher({.port = broker.port(), .generator = Readings(200, 2)});
+  ASSERT_EQ(kill(daemon.pid(), SIGCONT), 0);
+  ASSERT_EQ(published.exit_code, 0) << published.output;  // every reading acknowledged to the "device"
+  std::pair<int, std::string> ready;
+  for (int i = 0; i < 100 && ready.first != 503; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ready = Get(daemon.http_port(), "/readyz");
+  }
+  EXPECT_EQ(ready.first, 503) << ready.second;
+  EXPECT_NE(ready.second.find("the broker is dropping messages for full queues"), std::string::npos) << ready.second;
+  EXPECT_GT(dropped(), 100);
+  EXPECT_NE(daemon.log().find("more messages for full client queues"), std::string::npos) << daemon.log();
+  EXPECT_LT(daemon.WaitForStored(DeviceIds(2), 200, std::chrono::seconds(2)), 200u);
+  for (int i = 0; i < 150 && ready.first != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ready = Get(daemon.http_port(), "/readyz");
+  }
+  EXPECT_EQ(ready.first, 200) << ready.second;
+  EXPECT_NE(ready.second.find("warning: the broker dropped"), std::string::npos) << ready.second;
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
