@@ -153,7 +153,6 @@ class MosquittoIngest : public MqttIngest {
     ever_connected_ = true;
     UpdateState([&](IngestState& s) {
       s.connected = true;
-      s.reconnects += reconnect ? 1 : 0;
       s.session_present = session_present;
       s.session_lost = s.session_lost || lost;
       s.last_error.clear();

@@ -72,7 +72,6 @@ struct IngestState {
   // When that count last rose while this process watched it ({} = not since it started). The
   // first count it sees only sets the start: it cannot tell when those drops were.
   std::chrono::steady_clock::time_point broker_dropped_rose{};
-  uint64_t reconnects = 0;
   uint64_t readings_written = 0;
   uint64_t messages_rejected = 0;
   std::string last_error;

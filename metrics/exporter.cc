@@ -90,7 +90,8 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
       mqtt_connected_(SingleGauge(registry_, "readingsd_mqtt_connected",
                                   "1 while connected to the MQTT broker, else 0.")),
       mqtt_reconnects_(CounterFamily(registry_, "readingsd_mqtt_reconnects_total",
-                                     "Reconnections to the MQTT broker.")
+                                     "Connections to the MQTT broker re-established after one was lost "
+                                     "(the broker accepted us again); failed attempts are not counted.")
                            .Add({})),
       write_batch_size_(HistogramFamily(registry_, "readingsd_write_batch_size",
                                         "Readings per store write batch.")

@@ -62,7 +62,8 @@ class Exporter {
   prometheus::Counter& readings_rejected(const std::string& reason);
   // readingsd_mqtt_connected: 1 while connected to the broker, else 0.
   prometheus::Gauge& mqtt_connected() { return mqtt_connected_; }
-  // readingsd_mqtt_reconnects_total
+  // readingsd_mqtt_reconnects_total: connections the broker accepted after the first, i.e. each
+  // lost connection that was re-established; attempts that fail are logged, not counted.
   prometheus::Counter& mqtt_reconnects() { return mqtt_reconnects_; }
   // readingsd_broker_dropped_messages_total: the broker's own count of the messages it dropped
   // for full client queues, all clients, since it started (mosquitto's

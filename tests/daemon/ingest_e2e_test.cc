@@ -408,6 +408,33 @@ TEST(IngestE2E, ABrokerDroppingReadingsNowIsUnreadyAndExported) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+// readingsd_mqtt_reconnects_total counts connections re-established, not attempts (issue #25):
+// a broker down for several retries is one reconnect.
+TEST(IngestE2E, ReconnectsCountConnectionsReestablishedNotAttempts) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  auto metric = [&](const char* series) { return MetricValue(Get(daemon.http_port(), "/metrics").second, series); };
+  EXPECT_EQ(metric("readingsd_mqtt_reconnects_total"), 0);
+  broker.Stop();
+  auto attempts = [&] {
+    const std::string log = daemon.log();
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = log.find("mqtt: cannot connect to", at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  for (int i = 0; i < 150 && attempts() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_GE(attempts(), 3u) << daemon.log();
+  EXPECT_EQ(metric("readingsd_mqtt_connected"), 0);
+  broker.Start();
+  for (int i = 0; i < 150 && Get(daemon.http_port(), "/readyz").first != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(metric("readingsd_mqtt_connected"), 1);
+  EXPECT_EQ(metric("readingsd_mqtt_reconnects_total"), 1);
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
 TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
   MosquittoBroker broker;
   Daemon daemon({.broker_port = broker.port()});
