@@ -4,6 +4,7 @@
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -106,6 +107,47 @@ void PingWatchdog(const ingest::MqttIngest& ingest, const std::string& http_host
              static_cast<unsigned long long>(st.readings_written), static_cast<unsigned long long>(st.messages_rejected));
 }
 
+// What a start creates for the store, removed again if the start fails: a store left behind
+// would be taken for one that lost its readings, or hide a mistyped data_dir at the next try.
+// Only what did not exist before: the outermost missing directory of the data dir, or what
+// came into the data dir when it was empty. Declared before the store, so that the store is
+// closed first.
+class StartCreates {
+ public:
+  explicit StartCreates(const std::filesystem::path& data_dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = fs::absolute(data_dir, ec).lexically_normal();
+    if (ec) return;
+    if (!dir.has_filename()) dir = dir.parent_path();  // "data/" as "data"
+    if (fs::is_empty(dir, ec) && !ec) {
+      empty_dir_ = dir;
+      return;
+    }
+    if (fs::exists(dir, ec) || ec) return;
+    while (dir.has_relative_path() && !fs::exists(dir.parent_path(), ec) && !ec) dir = dir.parent_path();
+    missing_dir_ = dir;
+  }
+  ~StartCreates() {
+    if (kept_) return;
+    std::error_code ec;
+    if (!missing_dir_.empty()) std::filesystem::remove_all(missing_dir_, ec);
+    if (!empty_dir_.empty()) {
+      for (const auto& entry : std::filesystem::directory_iterator(empty_dir_, ec)) {
+        std::filesystem::remove_all(entry.path(), ec);
+      }
+    }
+  }
+  StartCreates(const StartCreates&) = delete;
+  StartCreates& operator=(const StartCreates&) = delete;
+  void Keep() { kept_ = true; }  // the start succeeded
+
+ private:
+  std::filesystem::path missing_dir_;
+  std::filesystem::path empty_dir_;
+  bool kept_ = false;
+};
+
 // Blocks the signals we handle in every thread (so the ones started below inherit the mask) and
 // lets the main thread take them synchronously with sigtimedwait.
 sigset_t BlockHandledSignals() {
@@ -151,6 +193,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     }
   }
 
+  StartCreates start_creates(config.storage.data_dir);
   std::unique_ptr<storage::Store> store;
   if (Status s = storage::Store::Open(StoreOptionsFrom(config.storage), &store); !s.ok()) {
     log.Write(LogLevel::kError, "storage: " + s.ToString());
@@ -244,6 +287,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     return kExitConfig;
   }
 
+  start_creates.Keep();
   // READY once the store is open and the port listens; the broker may come later (/readyz says).
   sd_notifyf(0, "READY=1\nSTATUS=serving HTTP on port %s, store %s", http_port.c_str(),
              config.storage.data_dir.c_str());
