@@ -453,6 +453,10 @@ TEST(Service, TheTokenFileReadsTheSameForTheDaemonQueryAndCheckConfig) {
 
   auto [ok, ok_out] = RunReadingsd({tokens, "check-config"});
   EXPECT_EQ(ok, 0) << ok_out;
+  // --help says what README says (issue #25).
+  auto [help_status, help] = RunReadingsd({"--help"});
+  EXPECT_EQ(help_status, 0);
+  EXPECT_NE(help.find("file of bearer tokens, one per line (# starts a comment line)"), std::string::npos) << help;
   for (const char* bad : {"comments-only", "spaced"}) {
     auto [status, out] = RunReadingsd({"--http.auth_token_file=" + dir.File(bad), "check-config"});
     EXPECT_EQ(status, 78) << bad << ": " << out;
