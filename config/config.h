@@ -48,6 +48,8 @@ struct MqttConfig {
   int reconnect_min_ms = 500;
   int reconnect_max_ms = 30000;
   uint64_t max_batch = 1000;  // readings per group commit
+  // /readyz is 503 for this long after the broker's count of dropped messages rose; 0 = never.
+  int broker_drops_unready_seconds = 300;
 
   bool operator==(const MqttConfig&) const = default;
 };

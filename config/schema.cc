@@ -330,6 +330,11 @@ const std::vector<Key>& Keys() {
                     "most readings per group commit (one RocksDB write batch); bigger batches "
                     "raise throughput and the latency of each reading",
                     AtLeast(1)),
+      READINGSD_KEY(mqtt, broker_drops_unready_seconds,
+                    "/readyz answers 503 for this long after the broker's count of messages it "
+                    "dropped for full queues last rose (readings it had acknowledged to devices "
+                    "were lost); 0 = never, the metric and the log still tell",
+                    AtLeast(0)),
 
       READINGSD_KEY(ingest, min_timestamp,
                     "readings stamped before this ISO-8601 time are refused (timestamp_too_old), "

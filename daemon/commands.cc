@@ -96,7 +96,8 @@ std::optional<int> ParseOptions(const char* command, const po::options_descripti
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args) {
   po::options_description desc("readingsd query --device ID [conditions] [options]");
   desc.add_options()("help,h", "this text")("device", po::value<std::string>()->required(), "device id")(
-      "from", po::value<std::string>(), "inclusive lower bound (any ISO-8601 form)")(
+      "from", po::value<std::string>(),
+      "inclusive lower bound: a timestamp with its zone, or 2026-06-23[T08[:30]] (UTC), its first instant")(
       "to", po::value<std::string>(), "inclusive upper bound")("after", po::value<std::string>(), "exclusive lower bound")(
       "before", po::value<std::string>(), "exclusive upper bound")(
       "begins-with", po::value<std::string>(), "sort key prefix, e.g. 2026-06-23")(

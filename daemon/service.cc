@@ -4,6 +4,7 @@
 #include <systemd/sd-daemon.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -20,10 +21,16 @@
 namespace readingsd::daemon {
 namespace {
 
-// /readyz: ready while the store takes writes and the broker has acknowledged our subscriptions.
-bool Readiness(const ingest::IngestState& st, std::string* detail) {
+// /readyz: ready while the store takes writes, the broker has acknowledged our subscriptions
+// and its count of dropped messages has not risen for `drops_unready` (0 = drops never make it
+// unready). Drops are readings the broker acknowledged to devices and then lost: unlike a slow
+// consumer, nothing downstream can see them, so they must make an alert fire. The first count
+// seen only warns: readingsd cannot tell when those drops were.
+bool Readiness(const ingest::IngestState& st, std::chrono::seconds drops_unready, std::string* detail) {
   std::string warnings = st.session_lost ? "; warning: the broker lost our persistent session once" : "";
-  if (st.broker_dropped > 0) {
+  const bool dropping = drops_unready.count() > 0 && st.broker_dropped_rose != std::chrono::steady_clock::time_point{} &&
+                        std::chrono::steady_clock::now() - st.broker_dropped_rose < drops_unready;
+  if (st.broker_dropped > 0 && !dropping) {
     warnings += "; warning: the broker dropped " + std::to_string(st.broker_dropped) + " messages for full queues";
   }
   bool ready = false;
@@ -33,6 +40,11 @@ bool Readiness(const ingest::IngestState& st, std::string* detail) {
     *detail = "broker not connected: " + st.last_error;
   } else if (!st.subscribed) {
     *detail = "broker connected, subscribing";
+  } else if (dropping) {
+    *detail = "the broker is dropping messages for full queues: it dropped " + std::to_string(st.broker_dropped) +
+              " since it started, some within the last " + std::to_string(drops_unready.count()) +
+              " s; readings it acknowledged to devices were lost (raise max_queued_messages, see "
+              "systemd/mosquitto-readingsd.conf)";
   } else {
     *detail = "store open, broker connected and subscribed";
     ready = true;
@@ -95,6 +107,47 @@ void PingWatchdog(const ingest::MqttIngest& ingest, const std::string& http_host
              static_cast<unsigned long long>(st.readings_written), static_cast<unsigned long long>(st.messages_rejected));
 }
 
+// What a start creates for the store, removed again if the start fails: a store left behind
+// would be taken for one that lost its readings, or hide a mistyped data_dir at the next try.
+// Only what did not exist before: the outermost missing directory of the data dir, or what
+// came into the data dir when it was empty. Declared before the store, so that the store is
+// closed first.
+class StartCreates {
+ public:
+  explicit StartCreates(const std::filesystem::path& data_dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = fs::absolute(data_dir, ec).lexically_normal();
+    if (ec) return;
+    if (!dir.has_filename()) dir = dir.parent_path();  // "data/" as "data"
+    if (fs::is_empty(dir, ec) && !ec) {
+      empty_dir_ = dir;
+      return;
+    }
+    if (fs::exists(dir, ec) || ec) return;
+    while (dir.has_relative_path() && !fs::exists(dir.parent_path(), ec) && !ec) dir = dir.parent_path();
+    missing_dir_ = dir;
+  }
+  ~StartCreates() {
+    if (kept_) return;
+    std::error_code ec;
+    if (!missing_dir_.empty()) std::filesystem::remove_all(missing_dir_, ec);
+    if (!empty_dir_.empty()) {
+      for (const auto& entry : std::filesystem::directory_iterator(empty_dir_, ec)) {
+        std::filesystem::remove_all(entry.path(), ec);
+      }
+    }
+  }
+  StartCreates(const StartCreates&) = delete;
+  StartCreates& operator=(const StartCreates&) = delete;
+  void Keep() { kept_ = true; }  // the start succeeded
+
+ private:
+  std::filesystem::path missing_dir_;
+  std::filesystem::path empty_dir_;
+  bool kept_ = false;
+};
+
 // Blocks the signals we handle in every thread (so the ones started below inherit the mask) and
 // lets the main thread take them synchronously with sigtimedwait.
 sigset_t BlockHandledSignals() {
@@ -140,6 +193,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     }
   }
 
+  StartCreates start_creates(config.storage.data_dir);
   std::unique_ptr<storage::Store> store;
   if (Status s = storage::Store::Open(StoreOptionsFrom(config.storage), &store); !s.ok()) {
     log.Write(LogLevel::kError, "storage: " + s.ToString());
@@ -164,7 +218,8 @@ int RunService(const config::Config& config, const std::string& config_path) {
   }
   api::RouterHooks router_hooks;
   router_hooks.ops.metrics = [&exporter] { return exporter.Serialize(); };
-  router_hooks.ops.ready = [&ingest, &store](std::string* detail) {
+  const std::chrono::seconds drops_unready(config.mqtt.broker_drops_unready_seconds);
+  router_hooks.ops.ready = [&ingest, &store, drops_unready](std::string* detail) {
     if (!ingest) {
       *detail = "starting";
       return false;
@@ -173,7 +228,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
       *detail = StoreDamage(st);
       return false;
     }
-    return Readiness(ingest->State(), detail);
+    return Readiness(ingest->State(), drops_unready, detail);
   };
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
@@ -209,10 +264,14 @@ int RunService(const config::Config& config, const std::string& config_path) {
     exporter.readings_ingested().Increment(static_cast<double>(batch.size()));
     for (const auto& r : batch) exporter.hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
   };
-  ingest_hooks.on_rejected = [&exporter, &log](const ingest::Rejection& r) {
-    std::string reason(ingest::ReasonName(r.reason));
+  ingest_hooks.on_rejected = [&exporter, &log](std::string_view topic, const ingest::Rejection& r) {
+    const std::string reason(ingest::ReasonName(r.reason));
     exporter.readings_rejected(reason).Increment();
-    log.WriteLimited(reason, LogLevel::kWarning, "ingest: rejected (" + reason + "): " + r.message);
+    // Limited per reason, so one flood cannot hide the first lines of another.
+    const std::string key = "ingest: rejected (" + reason + ")";
+    log.WriteLimited(key, LogLevel::kWarning,
+                     key + " on " + std::string(topic) + (r.device_id.empty() ? "" : ", device " + r.device_id) +
+                         ": " + r.message);
   };
   bool ever_connected = false;
   ingest_hooks.on_connection = [&exporter, &ever_connected](bool connected) {
@@ -220,6 +279,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     if (connected && ever_connected) exporter.mqtt_reconnects().Increment();
     ever_connected = ever_connected || connected;
   };
+  ingest_hooks.on_broker_dropped = [&exporter](uint64_t total) { exporter.SetBrokerDroppedMessages(total); };
   ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
   ingest_options.password = password;
   if (Status s = ingest::MqttIngest::Start(ingest_options, store.get(), ingest_hooks, &ingest); !s.ok()) {
@@ -227,6 +287,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     return kExitConfig;
   }
 
+  start_creates.Keep();
   // READY once the store is open and the port listens; the broker may come later (/readyz says).
   sd_notifyf(0, "READY=1\nSTATUS=serving HTTP on port %s, store %s", http_port.c_str(),
              config.storage.data_dir.c_str());
@@ -245,6 +306,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
       break;
     }
     if (sig == SIGHUP) Reload(config, config_path, &log);
+    log.ReportSuppressed();
     LogCorruption(*store, &corruption_logged, &log);
     if (watchdog) PingWatchdog(*ingest, http_host, http_port, token, &log);
   }

@@ -4,7 +4,9 @@
 //   - the key and each of its prefixes is a valid begins_with prefix;
 //   - an input already in canonical form (30 bytes, 'Z') is its own sort key;
 //   - the fractional digits are carried over verbatim (never rounded).
-// ValidateSortKeyPrefix is also run on the raw input (it must never crash).
+// ValidateSortKeyPrefix is also run on the raw input (it must never crash), and so is
+// NormalizeBound: it accepts every timestamp NormalizeTimestamp accepts, with the same key, and
+// whatever else it accepts is a sort key too.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,8 +21,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::string_view input = AsView(data, size);
   (void)storage::ValidateSortKeyPrefix(input);
 
+  std::string bound;
+  const bool is_bound = storage::NormalizeBound(input, &bound).ok();
+  if (is_bound) {
+    std::string again;
+    FUZZ_CHECK(storage::NormalizeTimestamp(bound, &again).ok() && again == bound);
+  }
+
   std::string key;
   if (!storage::NormalizeTimestamp(input, &key).ok()) return 0;
+  FUZZ_CHECK(is_bound && bound == key);
 
   FUZZ_CHECK(key.size() == storage::kSortKeyLength);
   FUZZ_CHECK(key[4] == '-' && key[7] == '-' && key[10] == 'T' && key[13] == ':' && key[16] == ':' &&

@@ -153,7 +153,6 @@ class MosquittoIngest : public MqttIngest {
     ever_connected_ = true;
     UpdateState([&](IngestState& s) {
       s.connected = true;
-      s.reconnects += reconnect ? 1 : 0;
       s.session_present = session_present;
       s.session_lost = s.session_lost || lost;
       s.last_error.clear();
@@ -205,25 +204,34 @@ class MosquittoIngest : public MqttIngest {
     for (auto& r : parsed_.readings) pending_.push_back(std::move(r));
     for (const auto& rejection : parsed_.rejections) {
       UpdateState([](IngestState& s) { ++s.messages_rejected; });
-      if (hooks_.on_rejected) hooks_.on_rejected(rejection);
+      if (hooks_.on_rejected) hooks_.on_rejected(msg.topic, rejection);
       DeadLetter(msg.topic, payload, rejection);
     }
   }
 
   void HandleBrokerDropped(std::string_view payload) {
     uint64_t dropped = 0;
-    std::from_chars(payload.data(), payload.data() + payload.size(), dropped);
-    uint64_t before = 0;
+    if (std::from_chars(payload.data(), payload.data() + payload.size(), dropped).ec != std::errc()) return;
+    const bool first = !broker_dropped_seen_;
+    broker_dropped_seen_ = true;
+    uint64_t rose = 0;
     UpdateState([&](IngestState& s) {
-      before = s.broker_dropped;
+      // A lower count: the broker restarted, and every drop it counts is new to us.
+      rose = dropped >= s.broker_dropped ? dropped - s.broker_dropped : dropped;
       s.broker_dropped = dropped;
+      if (!first && rose > 0) s.broker_dropped_rose = std::chrono::steady_clock::now();
     });
-    if (dropped > before) {
+    if (hooks_.on_broker_dropped) hooks_.on_broker_dropped(dropped);
+    if (first && dropped > 0) {
       Log(LogLevel::kWarning, "mqtt: the broker reports " + std::to_string(dropped) +
-                                  " messages dropped for full client queues since it started (" +
-                                  std::to_string(dropped - before) +
-                                  " new): readings may have been lost before reaching us; raise "
-                                  "max_queued_messages (see systemd/mosquitto-readingsd.conf)");
+                                  " messages dropped for full client queues since it started: readings may "
+                                  "have been lost before reaching us; raise max_queued_messages (see "
+                                  "systemd/mosquitto-readingsd.conf)");
+    } else if (!first && rose > 0) {
+      Log(LogLevel::kWarning, "mqtt: the broker dropped " + std::to_string(rose) +
+                                  " more messages for full client queues (" + std::to_string(dropped) +
+                                  " since it started): readings it acknowledged to devices are being lost; "
+                                  "raise max_queued_messages (see systemd/mosquitto-readingsd.conf)");
     }
   }
 
@@ -432,6 +440,7 @@ class MosquittoIngest : public MqttIngest {
   bool refused_ = false;
   std::string library_errors_;
   std::size_t pending_subacks_ = 0;
+  bool broker_dropped_seen_ = false;  // the broker's drop count was reported since start
   std::chrono::milliseconds backoff_{0};
   std::chrono::steady_clock::time_point next_connect_{};
   std::mt19937 rng_;

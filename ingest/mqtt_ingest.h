@@ -54,8 +54,10 @@ struct MqttOptions {
 struct IngestHooks {
   std::function<void(LogLevel, std::string_view)> log;
   std::function<void(std::span<const storage::Reading>, std::chrono::duration<double> write_time)> on_batch_written;
-  std::function<void(const Rejection&)> on_rejected;
+  std::function<void(std::string_view topic, const Rejection&)> on_rejected;
   std::function<void(bool connected)> on_connection;
+  // Every count of dropped messages the broker reports (see IngestState::broker_dropped).
+  std::function<void(uint64_t total)> on_broker_dropped;
 };
 
 struct IngestState {
@@ -67,7 +69,9 @@ struct IngestState {
   // mosquitto's $SYS/broker/publish/messages/dropped (all clients, since the broker started);
   // 0 when the broker does not publish it. Non-zero means queues overflowed somewhere.
   uint64_t broker_dropped = 0;
-  uint64_t reconnects = 0;
+  // When that count last rose while this process watched it ({} = not since it started). The
+  // first count it sees only sets the start: it cannot tell when those drops were.
+  std::chrono::steady_clock::time_point broker_dropped_rose{};
   uint64_t readings_written = 0;
   uint64_t messages_rejected = 0;
   std::string last_error;

@@ -15,7 +15,19 @@ namespace {
 using nlohmann::json;
 
 void Reject(ParsedMessage* out, RejectReason reason, std::string message) {
-  out->rejections.push_back({reason, std::move(message)});
+  out->rejections.push_back({reason, std::move(message), ""});
+}
+
+// Rejection::device_id for `reading` (nullptr: the payload was refused whole).
+std::string DeviceNamed(const json* reading, const std::string& topic_device) {
+  if (reading != nullptr && reading->is_object()) {
+    auto id = reading->find(storage::kDeviceIdAttribute);
+    if (id != reading->end() && id->is_string() &&
+        storage::ValidateDeviceId(id->get_ref<const std::string&>()).ok()) {
+      return id->get<std::string>();
+    }
+  }
+  return storage::ValidateDeviceId(topic_device).ok() ? topic_device : "";
 }
 
 // What only the parse itself can tell of a payload's readings: a key held twice (nlohmann's DOM
@@ -217,6 +229,47 @@ void ParseOne(const json& object, const Checks& checks, const ReadingSteps& step
   out->readings.push_back(std::move(reading));
 }
 
+// ParsePayload's work, each rejected reading naming its device.
+void ParseDocument(const PayloadOptions& options, const std::string& topic_device, std::string_view payload,
+                   ParsedMessage* out) {
+  if (payload.size() > options.max_payload_bytes) {
+    Reject(out, RejectReason::kOversize,
+           "payload of " + std::to_string(payload.size()) + " bytes exceeds " +
+               std::to_string(options.max_payload_bytes));
+    return;
+  }
+  json doc;
+  ReadingSteps steps;
+  if (JsonParseError error = ParseJson(payload, &doc, &steps); error != JsonParseError::kNone) {
+    Reject(out, RejectReason::kMalformedJson,
+           error == JsonParseError::kTooDeep
+               ? "payload nests deeper than " + std::to_string(kMaxJsonDepth) + " levels"
+               : "payload is not valid JSON");
+    return;
+  }
+  if (doc.is_array() && doc.empty()) {
+    Reject(out, RejectReason::kEmptyBatch, "payload is an empty array");
+    return;
+  }
+  if (doc.is_array() && doc.size() > options.max_batch) {
+    Reject(out, RejectReason::kBatchTooLarge,
+           "batch of " + std::to_string(doc.size()) + " readings exceeds " + std::to_string(options.max_batch));
+    return;
+  }
+  Checks checks{topic_device, options.min_sort_key, ""};
+  if (options.max_future.count() > 0) {
+    checks.latest = storage::SortKeyAtSeconds(
+        std::chrono::duration<double>(options.now().time_since_epoch() + options.max_future).count());
+  }
+  const std::size_t readings = doc.is_array() ? doc.size() : 1;
+  for (std::size_t i = 0; i < readings; ++i) {
+    const json& reading = doc.is_array() ? doc[i] : doc;
+    const std::size_t rejected = out->rejections.size();
+    ParseOne(reading, checks, steps, i, out);
+    if (out->rejections.size() > rejected) out->rejections.back().device_id = DeviceNamed(&reading, topic_device);
+  }
+}
+
 }  // namespace
 
 std::string_view ReasonName(RejectReason reason) {
@@ -255,40 +308,12 @@ void ParsePayload(const PayloadOptions& options, std::string_view topic, std::st
                   ParsedMessage* out) {
   out->readings.clear();
   out->rejections.clear();
-  if (payload.size() > options.max_payload_bytes) {
-    Reject(out, RejectReason::kOversize,
-           "payload of " + std::to_string(payload.size()) + " bytes exceeds " +
-               std::to_string(options.max_payload_bytes));
-    return;
+  const std::string topic_device = DeviceIdFromTopic(options.device_id_topic, topic);
+  ParseDocument(options, topic_device, payload, out);
+  // A payload refused whole (oversize, malformed, ...) names the topic's device.
+  for (Rejection& rejection : out->rejections) {
+    if (rejection.device_id.empty()) rejection.device_id = DeviceNamed(nullptr, topic_device);
   }
-  json doc;
-  ReadingSteps steps;
-  if (JsonParseError error = ParseJson(payload, &doc, &steps); error != JsonParseError::kNone) {
-    Reject(out, RejectReason::kMalformedJson,
-           error == JsonParseError::kTooDeep
-               ? "payload nests deeper than " + std::to_string(kMaxJsonDepth) + " levels"
-               : "payload is not valid JSON");
-    return;
-  }
-  if (doc.is_array() && doc.empty()) {
-    Reject(out, RejectReason::kEmptyBatch, "payload is an empty array");
-    return;
-  }
-  if (doc.is_array() && doc.size() > options.max_batch) {
-    Reject(out, RejectReason::kBatchTooLarge,
-           "batch of " + std::to_string(doc.size()) + " readings exceeds " + std::to_string(options.max_batch));
-    return;
-  }
-  Checks checks{DeviceIdFromTopic(options.device_id_topic, topic), options.min_sort_key, ""};
-  if (options.max_future.count() > 0) {
-    checks.latest = storage::SortKeyAtSeconds(
-        std::chrono::duration<double>(options.now().time_since_epoch() + options.max_future).count());
-  }
-  if (!doc.is_array()) {
-    ParseOne(doc, checks, steps, 0, out);
-    return;
-  }
-  for (std::size_t i = 0; i < doc.size(); ++i) ParseOne(doc[i], checks, steps, i, out);
 }
 
 }  // namespace readingsd::ingest

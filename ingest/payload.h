@@ -42,6 +42,9 @@ std::string_view ReasonName(RejectReason reason);
 struct Rejection {
   RejectReason reason;
   std::string message;  // for logs and the dead-letter envelope
+  // The device the rejected reading names in its deviceId, else the one the topic names; "" when
+  // neither is a valid device id. For logs: which device to fix.
+  std::string device_id;
 };
 
 struct PayloadOptions {

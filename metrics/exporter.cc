@@ -90,7 +90,8 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
       mqtt_connected_(SingleGauge(registry_, "readingsd_mqtt_connected",
                                   "1 while connected to the MQTT broker, else 0.")),
       mqtt_reconnects_(CounterFamily(registry_, "readingsd_mqtt_reconnects_total",
-                                     "Reconnections to the MQTT broker.")
+                                     "Connections to the MQTT broker re-established after one was lost "
+                                     "(the broker accepted us again); failed attempts are not counted.")
                            .Add({})),
       write_batch_size_(HistogramFamily(registry_, "readingsd_write_batch_size",
                                         "Readings per store write batch.")
@@ -107,6 +108,10 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
       http_connections_refused_(CounterFamily(registry_, "readingsd_http_connections_refused_total",
                                               "HTTP connections answered 503: every connection was busy.")
                                     .Add({})),
+      broker_dropped_messages_(CounterFamily(
+          registry_, "readingsd_broker_dropped_messages_total",
+          "Messages the MQTT broker dropped for full client queues, all clients, since it started, as it "
+          "reports them ($SYS/broker/publish/messages/dropped); absent until it does.")),
       partitions_distinct_(SingleGauge(registry_, "readingsd_partitions_distinct",
                                        "Distinct partitions written in the window (estimate).")),
       partition_top_share_(
@@ -172,6 +177,20 @@ Histogram& Exporter::query_seconds(std::string_view endpoint) {
     it = query_seconds_by_endpoint_.emplace(std::move(name), series).first;
   }
   return *it->second;
+}
+
+void Exporter::SetBrokerDroppedMessages(std::uint64_t total) {
+  std::lock_guard lock(broker_dropped_mutex_);
+  if (broker_dropped_series_ != nullptr && total < broker_dropped_total_) {
+    broker_dropped_messages_.Remove(broker_dropped_series_);
+    broker_dropped_series_ = nullptr;
+  }
+  if (broker_dropped_series_ == nullptr) {
+    broker_dropped_series_ = &broker_dropped_messages_.Add({});
+    broker_dropped_total_ = 0;
+  }
+  broker_dropped_series_->Increment(static_cast<double>(total - broker_dropped_total_));
+  broker_dropped_total_ = total;
 }
 
 void Exporter::SetStoreFiguresSource(std::function<StoreFigures()> source) {

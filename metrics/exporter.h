@@ -62,8 +62,15 @@ class Exporter {
   prometheus::Counter& readings_rejected(const std::string& reason);
   // readingsd_mqtt_connected: 1 while connected to the broker, else 0.
   prometheus::Gauge& mqtt_connected() { return mqtt_connected_; }
-  // readingsd_mqtt_reconnects_total
+  // readingsd_mqtt_reconnects_total: connections the broker accepted after the first, i.e. each
+  // lost connection that was re-established; attempts that fail are logged, not counted.
   prometheus::Counter& mqtt_reconnects() { return mqtt_reconnects_; }
+  // readingsd_broker_dropped_messages_total: the broker's own count of the messages it dropped
+  // for full client queues, all clients, since it started (mosquitto's
+  // $SYS/broker/publish/messages/dropped), as last reported. The series appears with the first
+  // report, so a readingsd restart does not look like a reset; a lower count (the broker
+  // restarted) starts the series again, which Prometheus reads as the reset it is.
+  void SetBrokerDroppedMessages(std::uint64_t total);
   // readingsd_write_batch_size: readings per RocksDB write batch.
   prometheus::Histogram& write_batch_size() { return write_batch_size_; }
   // readingsd_write_batch_seconds: time to commit one write batch.
@@ -138,6 +145,10 @@ class Exporter {
   std::unordered_map<std::string, prometheus::Histogram*, NameHash, std::equal_to<>> query_seconds_by_endpoint_;
   prometheus::Counter& http_connections_shed_;
   prometheus::Counter& http_connections_refused_;
+  prometheus::Family<prometheus::Counter>& broker_dropped_messages_;
+  std::mutex broker_dropped_mutex_;
+  prometheus::Counter* broker_dropped_series_ = nullptr;  // until the first report
+  std::uint64_t broker_dropped_total_ = 0;
 
   prometheus::Gauge& partitions_distinct_;
   prometheus::Gauge& partition_top_share_;

@@ -99,6 +99,68 @@ Status BadTimestamp(std::string_view text, std::string_view why) {
   return Status::InvalidArgument("invalid timestamp " + Quote(text) + ": " + std::string(why));
 }
 
+constexpr std::string_view kTimestampForm =
+    "expected YYYY-MM-DDTHH:MM:SS[.fraction] and a zone: Z, +hh:mm, -hh:mm, +hh or -hh";
+constexpr std::string_view kBoundForms =
+    "expected YYYY-MM-DD, YYYY-MM-DDTHH or YYYY-MM-DDTHH:MM (UTC unless a zone follows), or "
+    "YYYY-MM-DDTHH:MM:SS[.fraction] and a zone: Z, +hh:mm, -hh:mm, +hh or -hh";
+
+// NormalizeTimestamp's work on `text`. Messages quote `shown`, what was typed, and say
+// `expected` when the text does not have a timestamp's shape.
+Status Normalize(std::string_view text, std::string_view shown, std::string_view expected, std::string* sort_key) {
+  // The fixed part: YYYY-MM-DDTHH:MM:SS, checked by shape first, so a short field ("2026-6-3")
+  // that would still normalise but is not ISO-8601 is refused.
+  constexpr std::size_t kSecondsEnd = 19;
+  if (text.size() < kSecondsEnd + 1 || !MatchesShape(text.substr(0, kSecondsEnd), kSortKeyShape)) {
+    return BadTimestamp(shown, expected);
+  }
+  std::size_t pos = kSecondsEnd;
+  std::size_t fraction_digits = 0;
+  if (text[pos] == '.') {
+    ++pos;
+    while (pos < text.size() && IsDigit(text[pos])) ++pos, ++fraction_digits;
+    if (fraction_digits == 0) return BadTimestamp(shown, "'.' must be followed by fractional digits");
+    if (fraction_digits > 9) {
+      return BadTimestamp(shown, "more than 9 fractional digits (finer than nanoseconds would be truncated)");
+    }
+  }
+  std::string_view zone = text.substr(pos);
+  std::chrono::minutes offset{0};
+  if (zone != "Z") {
+    bool shaped = (zone.size() == 6 && zone[3] == ':' && IsDigit(zone[4]) && IsDigit(zone[5])) || zone.size() == 3;
+    if (!shaped || (zone[0] != '+' && zone[0] != '-') || !IsDigit(zone[1]) || !IsDigit(zone[2])) {
+      return BadTimestamp(shown, "expected a zone: Z, +hh:mm, -hh:mm, +hh or -hh");
+    }
+    int hours = (zone[1] - '0') * 10 + (zone[2] - '0');
+    int minutes = zone.size() == 6 ? (zone[4] - '0') * 10 + (zone[5] - '0') : 0;
+    if (hours > 23 || minutes > 59) return BadTimestamp(shown, "zone offset out of range");
+    offset = std::chrono::hours(hours) + std::chrono::minutes(minutes);
+    if (zone[0] == '-') offset = -offset;
+  }
+
+  // The fields are fixed-width digits (checked above); date's civil calendar validates the day
+  // and does the arithmetic. Whole seconds only: int64 nanoseconds would overflow past 2262, so
+  // the fraction is carried as its digits, padded to nine, and never rounded. No streams: this
+  // runs once per reading, and the profile of ingest showed iostream-based parse/format on top.
+  int year = Digits(text, 0, 4), month = Digits(text, 5, 2), day = Digits(text, 8, 2);
+  int hour = Digits(text, 11, 2), minute = Digits(text, 14, 2), second = Digits(text, 17, 2);
+  date::year_month_day ymd{date::year{year}, date::month(static_cast<unsigned>(month)),
+                           date::day(static_cast<unsigned>(day))};
+  if (!ymd.ok() || hour > 23 || minute > 59 || second > 60) {
+    return BadTimestamp(shown, "not a valid calendar date and time");
+  }
+  // A sort key cannot hold second 60, and rolling it into the next minute would move the reading.
+  if (second == 60) return BadTimestamp(shown, "second 60 (leap second) is not supported");
+
+  date::sys_seconds utc = date::sys_days{ymd} + std::chrono::hours(hour) + std::chrono::minutes(minute) +
+                          std::chrono::seconds(second) - offset;
+  if (utc < kFirstSortKeySecond || utc > kLastSortKeySecond) {
+    return BadTimestamp(shown, "the UTC instant is outside years 0000-9999");
+  }
+  WriteSortKey(utc, text.substr(kSecondsEnd + 1, fraction_digits), sort_key);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ValidateDeviceId(std::string_view id) {
@@ -117,57 +179,23 @@ Status ValidateDeviceId(std::string_view id) {
 }
 
 Status NormalizeTimestamp(std::string_view text, std::string* sort_key) {
-  // The fixed part: YYYY-MM-DDTHH:MM:SS, checked by shape first, so a short field ("2026-6-3")
-  // that would still normalise but is not ISO-8601 is refused.
-  constexpr std::size_t kSecondsEnd = 19;
-  if (text.size() < kSecondsEnd + 1 || !MatchesShape(text.substr(0, kSecondsEnd), kSortKeyShape)) {
-    return BadTimestamp(text, "expected YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm)");
-  }
-  std::size_t pos = kSecondsEnd;
-  std::size_t fraction_digits = 0;
-  if (text[pos] == '.') {
-    ++pos;
-    while (pos < text.size() && IsDigit(text[pos])) ++pos, ++fraction_digits;
-    if (fraction_digits == 0) return BadTimestamp(text, "'.' must be followed by fractional digits");
-    if (fraction_digits > 9) {
-      return BadTimestamp(text, "more than 9 fractional digits (finer than nanoseconds would be truncated)");
-    }
-  }
-  std::string_view zone = text.substr(pos);
-  std::chrono::minutes offset{0};
-  if (zone != "Z") {
-    bool shaped = (zone.size() == 6 && zone[3] == ':' && IsDigit(zone[4]) && IsDigit(zone[5])) || zone.size() == 3;
-    if (!shaped || (zone[0] != '+' && zone[0] != '-') || !IsDigit(zone[1]) || !IsDigit(zone[2])) {
-      return BadTimestamp(text, "expected a zone: Z, +hh:mm or -hh:mm");
-    }
-    int hours = (zone[1] - '0') * 10 + (zone[2] - '0');
-    int minutes = zone.size() == 6 ? (zone[4] - '0') * 10 + (zone[5] - '0') : 0;
-    if (hours > 23 || minutes > 59) return BadTimestamp(text, "zone offset out of range");
-    offset = std::chrono::hours(hours) + std::chrono::minutes(minutes);
-    if (zone[0] == '-') offset = -offset;
-  }
+  return Normalize(text, text, kTimestampForm, sort_key);
+}
 
-  // The fields are fixed-width digits (checked above); date's civil calendar validates the day
-  // and does the arithmetic. Whole seconds only: int64 nanoseconds would overflow past 2262, so
-  // the fraction is carried as its digits, padded to nine, and never rounded. No streams: this
-  // runs once per reading, and the profile of ingest showed iostream-based parse/format on top.
-  int year = Digits(text, 0, 4), month = Digits(text, 5, 2), day = Digits(text, 8, 2);
-  int hour = Digits(text, 11, 2), minute = Digits(text, 14, 2), second = Digits(text, 17, 2);
-  date::year_month_day ymd{date::year{year}, date::month(static_cast<unsigned>(month)),
-                           date::day(static_cast<unsigned>(day))};
-  if (!ymd.ok() || hour > 23 || minute > 59 || second > 60) {
-    return BadTimestamp(text, "not a valid calendar date and time");
+Status NormalizeBound(std::string_view text, std::string* sort_key) {
+  // A shortened bound ends after the day, the hour or the minute, where a full timestamp would
+  // go on with 'T' or ':'; it is completed with zeros (and Z when no zone follows) and parsed
+  // as a timestamp.
+  constexpr std::string_view kMidnight = "T00:00:00";
+  for (std::size_t end : {std::size_t{10}, std::size_t{13}, std::size_t{16}}) {
+    if (text.size() < end || !MatchesShape(text.substr(0, end), kSortKeyShape)) break;
+    if (text.size() > end && text[end] == kSortKeyShape[end]) continue;
+    std::string full(text.substr(0, end));
+    full += kMidnight.substr(end - 10);
+    full += text.size() > end ? text.substr(end) : "Z";
+    return Normalize(full, text, kBoundForms, sort_key);
   }
-  // A sort key cannot hold second 60, and rolling it into the next minute would move the reading.
-  if (second == 60) return BadTimestamp(text, "second 60 (leap second) is not supported");
-
-  date::sys_seconds utc = date::sys_days{ymd} + std::chrono::hours(hour) + std::chrono::minutes(minute) +
-                          std::chrono::seconds(second) - offset;
-  if (utc < kFirstSortKeySecond || utc > kLastSortKeySecond) {
-    return BadTimestamp(text, "the UTC instant is outside years 0000-9999");
-  }
-  WriteSortKey(utc, text.substr(kSecondsEnd + 1, fraction_digits), sort_key);
-  return Status::OK();
+  return Normalize(text, text, kBoundForms, sort_key);
 }
 
 double SortKeySeconds(std::string_view sort_key) {

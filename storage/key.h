@@ -34,10 +34,18 @@ Status ValidateDeviceId(std::string_view id);
 
 // Parses an ISO-8601 timestamp and writes its normalised sort key.
 // Accepted: YYYY-MM-DDTHH:MM:SS, then optionally '.' and 1-9 fractional digits, then 'Z' or an
-// offset +hh:mm / -hh:mm (also +hh). The instant must fall within years 0000-9999 UTC.
+// offset +hh:mm / -hh:mm / +hh / -hh. The instant must fall within years 0000-9999 UTC.
 // Rejected with a message: anything else (lower-case t/z, missing zone, 10+ fraction digits,
 // impossible dates such as 2026-02-30, leap second 60).
 Status NormalizeTimestamp(std::string_view iso8601, std::string* sort_key);
+
+// Parses a range bound a person typed and writes the sort key of its instant. Accepted: any
+// timestamp NormalizeTimestamp accepts, or one cut short after the day, the hour or the minute
+// (YYYY-MM-DD, YYYY-MM-DDTHH, YYYY-MM-DDTHH:MM), which stands for its first instant: people
+// type dates. A shortened bound is UTC, as sort keys and begins_with prefixes are, unless a zone
+// follows it as it would a timestamp ("2026-06-23T10+02"); a full timestamp still needs its
+// zone. Only for bounds: a reading stamped with a date alone is refused.
+Status NormalizeBound(std::string_view bound, std::string* sort_key);
 
 // A sort key's instant as seconds since 1970 (to about a microsecond), and the sort key of such
 // an instant (clamped to years 0000-9999): for estimating where in a range readings lie, never

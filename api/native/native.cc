@@ -338,7 +338,7 @@ Status OneBound(const Params& params, std::string_view inclusive, std::string_vi
   // so reading it back as the offset's sign cannot change what an encoded value means.
   std::string text = inc ? *inc : *exc;
   std::replace(text.begin(), text.end(), ' ', '+');
-  if (Status s = storage::NormalizeTimestamp(text, &b.sort_key); !s.ok()) return Named(b.param, s);
+  if (Status s = storage::NormalizeBound(text, &b.sort_key); !s.ok()) return Named(b.param, s);
   *bound = std::move(b);
   return Status::OK();
 }

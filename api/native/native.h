@@ -2,6 +2,7 @@
 //
 //   GET /v1/devices/{id}/readings   from, to (inclusive), after, before (exclusive), begins_with,
 //                                   limit, order=asc|desc, cursor, filter, attributes
+//                                   (a bound may be a date: its first instant, storage::NormalizeBound)
 //   GET /v1/devices/{id}/latest     n (newest first), attributes
 //   GET /v1/devices/{id}/readings/{timestamp}
 //   GET /healthz, /readyz, /metrics

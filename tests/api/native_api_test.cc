@@ -127,6 +127,28 @@ TEST_F(NativeApiTest, ExclusiveBoundsAreExactToTheNanosecondAcrossCarries) {
   EXPECT_EQ(Keys(Readings("edge", "after=0000-01-01T00:00:00Z")).size(), 3u);
 }
 
+// A date, or a date and an hour or minute, is its first instant (UTC unless a zone follows) in
+// every bound: from=DAY&before=NEXT_DAY is the whole day, and to=DAY ends at its midnight.
+TEST_F(NativeApiTest, DatesAndShortenedTimesAreTheirFirstInstant) {
+  using Keys_ = std::vector<std::string>;
+  const std::string last_2026 = "2026-12-31T23:59:59.999999999Z";
+  const std::string first_2027 = "2027-01-01T00:00:00.000000000Z";
+  const std::string second_2027 = "2027-01-01T00:00:00.000000001Z";
+  EXPECT_EQ(Keys(Readings("edge", "from=2027-01-01")), (Keys_{first_2027, second_2027}));
+  EXPECT_EQ(Keys(Readings("edge", "after=2027-01-01")), (Keys_{second_2027}));
+  EXPECT_EQ(Keys(Readings("edge", "to=2027-01-01")), (Keys_{last_2026, first_2027}));
+  EXPECT_EQ(Keys(Readings("edge", "before=2027-01-01")), (Keys_{last_2026}));
+  EXPECT_EQ(Keys(Readings("edge", "from=2026-12-31&before=2027-01-01")), (Keys_{last_2026}));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23&before=2026-06-24")).size(), static_cast<std::size_t>(kA1Count));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08:10&before=2026-06-23T08:20Z")), Minutes(10, 19));
+  EXPECT_EQ(Keys(Readings("a1", "after=2026-06-23T08:10&to=2026-06-23T08:12")), Minutes(11, 12));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T08&before=2026-06-23T09")).size(), static_cast<std::size_t>(kA1Count));
+  EXPECT_EQ(Keys(Readings("a1", "from=2026-06-23T10:55+02:00")), Minutes(55, 59));  // '+' typed bare
+  EXPECT_EQ(Keys(Readings("a1", "to=2026-06-23T10:03%2B02")), Minutes(0, 3));
+  ExpectBadParameter(Readings("a1", "before=2026-06-23T08:00:00"), "before: invalid timestamp");
+  ExpectBadParameter(Readings("a1", "from=2026-06-23T8"), "from: invalid timestamp \"2026-06-23T8\": expected YYYY-MM-DD,");
+}
+
 TEST_F(NativeApiTest, BeginsWith) {
   EXPECT_EQ(Keys(Readings("a1", "begins_with=2026-06-23T08:1")), Minutes(10, 19));
   EXPECT_EQ(Keys(Readings("a1", "begins_with=2026-06-23")).size(), static_cast<std::size_t>(kA1Count));

@@ -157,6 +157,7 @@ Config EveryKeyChanged() {
   c.mqtt.reconnect_min_ms = 100;
   c.mqtt.reconnect_max_ms = 100;
   c.mqtt.max_batch = 1;
+  c.mqtt.broker_drops_unready_seconds = 0;
   c.ingest.min_timestamp = "1970-01-01T01:00:00+01:00";
   c.ingest.max_future = "";
   c.ingest.max_future_seconds = std::chrono::seconds(0);

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <mosquitto.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -190,6 +191,24 @@ TEST(IngestE2E, BadPayloadsAreCountedByReasonAndGoodOnesAllStored) {
         << reason;
   }
   EXPECT_EQ(MetricValue(metrics, "readingsd_readings_ingested_total"), good);
+  // Each line names the topic and, when it is a valid id, the device; five per reason are logged,
+  // and the sixth is counted once the rate limit's 10 s are over.
+  const std::string log = daemon.log();
+  EXPECT_NE(log.find("<4>ingest: rejected (missing_timestamp) on sensors/x/readings, device x: no readingTs\n"),
+            std::string::npos) << log;
+  EXPECT_NE(log.find("<4>ingest: rejected (device_id_mismatch) on sensors/x/readings, device y: "), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("<4>ingest: rejected (invalid_device_id) on sensors/bad id/readings: "), std::string::npos) << log;
+  std::size_t oversize_lines = 0;
+  for (std::size_t at = 0; (at = log.find("<4>ingest: rejected (oversize) on ", at)) != std::string::npos; ++at) {
+    ++oversize_lines;
+  }
+  EXPECT_EQ(oversize_lines, 5u) << log;
+  const std::string counted = "<4>ingest: rejected (oversize): 1 more in the last 10 s, not logged one by one\n";
+  for (int i = 0; i < 150 && daemon.log().find(counted) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_NE(daemon.log().find(counted), std::string::npos) << daemon.log();
   EXPECT_EQ(daemon.Terminate(), 0);
   EXPECT_EQ(daemon.StoredKeys({"good1", "x", "y"}).size(), static_cast<std::size_t>(good));
 }
@@ -234,7 +253,8 @@ TEST(IngestE2E, ImplausibleTimestampsAndDuplicateKeysFallAloneInTheirBatch) {
         << reason;
   }
   EXPECT_EQ(MetricValue(metrics, "readingsd_readings_ingested_total"), 2);
-  EXPECT_NE(daemon.log().find("rejected (timestamp_too_old): readingTs 1970-01-01T00:00:00Z is before"),
+  EXPECT_NE(daemon.log().find("rejected (timestamp_too_old) on sensors/clock1/readings, device clock1: readingTs "
+                              "1970-01-01T00:00:00Z is before"),
             std::string::npos)
       << daemon.log();
   EXPECT_EQ(daemon.Terminate(), 0);
@@ -337,6 +357,10 @@ TEST(IngestE2E, ABrokerThatDroppedReadingsIsReportedInReadyz) {
   daemon.Start();
   ASSERT_EQ(daemon.Terminate(), 0);
   ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = Readings(3000, 3)}).exit_code, 0);
+  // Once the broker has published its count (every second), that count is what the daemon sees
+  // first: drops from before it started, a warning only. A stale count rising after the start
+  // would be drops seen happening, which make /readyz 503 (the next test).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   daemon.Start();
   std::string body;
   for (int i = 0; i < 50 && body.find("dropped") == std::string::npos; ++i) {
@@ -345,7 +369,69 @@ TEST(IngestE2E, ABrokerThatDroppedReadingsIsReportedInReadyz) {
   }
   EXPECT_NE(body.find("the broker dropped 2000 messages"), std::string::npos) << body;
   EXPECT_NE(daemon.log().find("<4>mqtt: the broker reports 2000 messages dropped"), std::string::npos) << daemon.log();
+  EXPECT_EQ(MetricValue(Get(daemon.http_port(), "/metrics").second, "readingsd_broker_dropped_messages_total"), 2000);
   EXPECT_EQ(daemon.WaitForStored(DeviceIds(3), 1000, std::chrono::seconds(20)), 1000u);
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+// Issue #25: a broker that drops readings while readingsd runs (its queue for readingsd full, as
+// with stock settings under a burst) turns /readyz 503 and shows in the metric; once it has not
+// dropped any for mqtt.broker_drops_unready_seconds, /readyz is 200 again, with a warning.
+TEST(IngestE2E, ABrokerDroppingReadingsNowIsUnreadyAndExported) {
+  MosquittoBroker broker({.extra_config = "max_queued_messages 10\nmax_inflight_messages 10\nsys_interval 1\n"});
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.broker_drops_unready_seconds=3"}});
+  daemon.Start();
+  auto dropped = [&] { return MetricValue(Get(daemon.http_port(), "/metrics").second, "readingsd_broker_dropped_messages_total"); };
+  for (int i = 0; i < 100 && dropped() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(dropped(), 0) << "the broker's first count (retained) did not arrive";
+  // Stopped, readingsd takes nothing: the broker fills its window and queue, then drops.
+  ASSERT_EQ(kill(daemon.pid(), SIGSTOP), 0);
+  PublishResult published = RunPublisher({.port = broker.port(), .generator = Readings(200, 2)});
+  ASSERT_EQ(kill(daemon.pid(), SIGCONT), 0);
+  ASSERT_EQ(published.exit_code, 0) << published.output;  // every reading acknowledged to the "device"
+  std::pair<int, std::string> ready;
+  for (int i = 0; i < 100 && ready.first != 503; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ready = Get(daemon.http_port(), "/readyz");
+  }
+  EXPECT_EQ(ready.first, 503) << ready.second;
+  EXPECT_NE(ready.second.find("the broker is dropping messages for full queues"), std::string::npos) << ready.second;
+  EXPECT_GT(dropped(), 100);
+  EXPECT_NE(daemon.log().find("more messages for full client queues"), std::string::npos) << daemon.log();
+  EXPECT_LT(daemon.WaitForStored(DeviceIds(2), 200, std::chrono::seconds(2)), 200u);
+  for (int i = 0; i < 150 && ready.first != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ready = Get(daemon.http_port(), "/readyz");
+  }
+  EXPECT_EQ(ready.first, 200) << ready.second;
+  EXPECT_NE(ready.second.find("warning: the broker dropped"), std::string::npos) << ready.second;
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+// readingsd_mqtt_reconnects_total counts connections re-established, not attempts (issue #25):
+// a broker down for several retries is one reconnect.
+TEST(IngestE2E, ReconnectsCountConnectionsReestablishedNotAttempts) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  auto metric = [&](const char* series) { return MetricValue(Get(daemon.http_port(), "/metrics").second, series); };
+  EXPECT_EQ(metric("readingsd_mqtt_reconnects_total"), 0);
+  broker.Stop();
+  auto attempts = [&] {
+    const std::string log = daemon.log();
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = log.find("mqtt: cannot connect to", at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  for (int i = 0; i < 150 && attempts() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_GE(attempts(), 3u) << daemon.log();
+  EXPECT_EQ(metric("readingsd_mqtt_connected"), 0);
+  broker.Start();
+  for (int i = 0; i < 150 && Get(daemon.http_port(), "/readyz").first != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(metric("readingsd_mqtt_connected"), 1);
+  EXPECT_EQ(metric("readingsd_mqtt_reconnects_total"), 1);
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
@@ -376,6 +462,16 @@ TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
                                            "--limit", "4", "--all", "--json"});
   ASSERT_EQ(all_status, 0) << pages;
   EXPECT_EQ(std::count(pages.begin(), pages.end(), '\n'), 3) << pages;  // 10 items in pages of 4
+  // Dates are bounds too, meaning their first instant (README's example, issue #25).
+  auto [date_status, midnight] =
+      RunReadingsd({listen, "query", "--device", "dev00002", "--latest", "100", "--to", "2026-06-23"});
+  ASSERT_EQ(date_status, 0) << midnight;
+  EXPECT_NE(midnight.find("2026-06-23T00:00:00.000000000Z"), std::string::npos) << midnight;
+  EXPECT_EQ(midnight.find("2026-06-23T00:00:01"), std::string::npos) << midnight;
+  auto [readme_status, readme] = RunReadingsd({listen, "query", "--device", "dev00002", "--latest", "100", "--before",
+                                               "2026-06-24", "--attributes", "temperature"});
+  ASSERT_EQ(readme_status, 0) << readme;
+  EXPECT_NE(readme.find("2026-06-23T00:00:09.000000000Z"), std::string::npos) << readme;
   auto [bad, message] = RunReadingsd({listen, "query", "--device", "dev00002", "--from", "yesterday"});
   EXPECT_EQ(bad, 64) << message;
   EXPECT_NE(message.find("from"), std::string::npos) << message;

@@ -235,6 +235,32 @@ TEST(Service, ASecondDaemonOnTheSameDataDirExitsWithTempFail) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+// Issue #25: a start that fails (here on a busy HTTP port, exit 69) leaves no store behind,
+// neither a data dir it created nor files in an empty one; a store that was there stays.
+TEST(Service, AStartThatFailsLeavesNoNewStoreBehind) {
+  int busy_port = 0;
+  const int busy = ListenOnLoopback(1, &busy_port);
+  const std::string listen = "--http.listen=127.0.0.1:" + std::to_string(busy_port);
+  TempDir dir("readingsd-failed-start");
+  auto [status, out] = RunReadingsd({"--storage.data_dir=" + dir.File("new/data"), listen});
+  EXPECT_EQ(status, 69) << out;
+  EXPECT_NE(out.find("cannot listen on"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(dir.File("new"))) << out;
+
+  std::filesystem::create_directories(dir.File("empty"));
+  std::tie(status, out) = RunReadingsd({"--storage.data_dir=" + dir.File("empty"), listen});
+  EXPECT_EQ(status, 69) << out;
+  EXPECT_TRUE(std::filesystem::is_empty(dir.File("empty"))) << out;
+
+  std::unique_ptr<storage::Store> store;
+  ASSERT_TRUE(storage::Store::Open({.path = dir.File("store")}, &store).ok());
+  store.reset();
+  std::tie(status, out) = RunReadingsd({"--storage.data_dir=" + dir.File("store"), listen});
+  EXPECT_EQ(status, 69) << out;
+  EXPECT_TRUE(storage::Store::Open({.path = dir.File("store")}, &store).ok()) << out;
+  close(busy);
+}
+
 TEST(Service, ACorruptDataDirIsAClearErrorThatSystemdWillNotRestartInALoop) {
   TempDir dir("readingsd-corrupt");
   std::filesystem::create_directories(dir.File("data"));
@@ -427,6 +453,10 @@ TEST(Service, TheTokenFileReadsTheSameForTheDaemonQueryAndCheckConfig) {
 
   auto [ok, ok_out] = RunReadingsd({tokens, "check-config"});
   EXPECT_EQ(ok, 0) << ok_out;
+  // --help says what README says (issue #25).
+  auto [help_status, help] = RunReadingsd({"--help"});
+  EXPECT_EQ(help_status, 0);
+  EXPECT_NE(help.find("file of bearer tokens, one per line (# starts a comment line)"), std::string::npos) << help;
   for (const char* bad : {"comments-only", "spaced"}) {
     auto [status, out] = RunReadingsd({"--http.auth_token_file=" + dir.File(bad), "check-config"});
     EXPECT_EQ(status, 78) << bad << ": " << out;

@@ -78,6 +78,26 @@ TEST(Payload, DeviceIdFromTopicOrPayload) {
   EXPECT_EQ(DeviceIdFromTopic("site/x/{deviceId}", "site/x/abc"), "abc");
 }
 
+// For logs: the device a rejection is about, when a valid id names it.
+TEST(Payload, ARejectionNamesTheDeviceOfTheReadingOrTheTopic) {
+  PayloadOptions payload_only;
+  payload_only.device_id_topic = "";
+  auto m = Parse(R"([{"deviceId":"p1","readingTs":"bad"},
+                     {"readingTs":"bad"},
+                     {"deviceId":"bad id","readingTs":"bad"},
+                     {"deviceId":"p2","readingTs":"2026-06-23T08:00:00Z","m":[1]}])",
+                 "sensors/t1/readings", payload_only);
+  ASSERT_EQ(m.rejections.size(), 4u);
+  EXPECT_EQ(m.rejections[0].device_id, "p1");
+  EXPECT_EQ(m.rejections[1].device_id, "");  // no device id anywhere
+  EXPECT_EQ(m.rejections[2].device_id, "");  // not a valid one
+  EXPECT_EQ(m.rejections[3].device_id, "p2");  // known though rejected before it was read
+  EXPECT_EQ(Parse(R"({"readingTs":"bad"})").rejections.at(0).device_id, "a1");  // the topic's
+  EXPECT_EQ(Parse(R"({"deviceId":"b2","readingTs":"bad"})").rejections.at(0).device_id, "b2");
+  EXPECT_EQ(Parse("{not json").rejections.at(0).device_id, "a1");  // a payload refused whole
+  EXPECT_EQ(Parse("[]", "sensors/bad id/readings").rejections.at(0).device_id, "");
+}
+
 TEST(Payload, BatchElementsStandOrFallAlone) {
   auto m = Parse(R"([{"readingTs":"2026-06-23T08:00:00Z","t":1},
                      {"readingTs":"not a time","t":2},

@@ -46,6 +46,7 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
   exporter.query_seconds("readings").Observe(0.02);
   exporter.http_connections_shed().Increment(3);
   exporter.http_connections_refused().Increment();
+  exporter.SetBrokerDroppedMessages(5);
   exporter.SetStoreFiguresSource([] {
     StoreFigures figures;
     figures.sst_bytes = 123'456;
@@ -69,7 +70,7 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
         "readingsd_mqtt_reconnects_total", "readingsd_write_batch_size",
         "readingsd_write_batch_seconds", "readingsd_query_seconds",
         "readingsd_http_connections_shed_total", "readingsd_http_connections_refused_total",
-        "readingsd_rocksdb_sst_bytes",
+        "readingsd_broker_dropped_messages_total", "readingsd_rocksdb_sst_bytes",
         "readingsd_rocksdb_memtable_bytes", "readingsd_rocksdb_pending_compaction_bytes",
         "readingsd_rocksdb_stall_micros", "readingsd_rocksdb_estimated_keys",
         "readingsd_rocksdb_block_cache_misses", "readingsd_rocksdb_block_cache_bytes",
@@ -89,6 +90,24 @@ TEST_F(ExporterTest, SerializesEveryMetric) {
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_block_cache_capacity_bytes 8192\n"));
   EXPECT_TRUE(Contains(text, "readingsd_rocksdb_wal_syncs 11\n"));
   EXPECT_TRUE(Contains(text, "readingsd_mqtt_connected 1\n"));
+}
+
+// The broker's count, mirrored: absent until reported, then its value; a lower value (the
+// broker restarted) is a counter reset.
+TEST_F(ExporterTest, BrokerDroppedMessagesFollowTheBrokersCount) {
+  Exporter exporter(HotnessOptions{}, clock_.AsFunction());
+  EXPECT_EQ(CountSamples(exporter.Serialize(), "readingsd_broker_dropped_messages_total"), 0);
+  exporter.SetBrokerDroppedMessages(0);
+  EXPECT_TRUE(Contains(exporter.Serialize(), "\nreadingsd_broker_dropped_messages_total 0\n"));
+  exporter.SetBrokerDroppedMessages(1301);
+  exporter.SetBrokerDroppedMessages(1301);
+  EXPECT_TRUE(Contains(exporter.Serialize(), "\nreadingsd_broker_dropped_messages_total 1301\n"));
+  exporter.SetBrokerDroppedMessages(1500);
+  EXPECT_TRUE(Contains(exporter.Serialize(), "\nreadingsd_broker_dropped_messages_total 1500\n"));
+  exporter.SetBrokerDroppedMessages(7);
+  const std::string text = exporter.Serialize();
+  EXPECT_TRUE(Contains(text, "\nreadingsd_broker_dropped_messages_total 7\n"));
+  EXPECT_EQ(CountSamples(text, "readingsd_broker_dropped_messages_total"), 1);
 }
 
 TEST_F(ExporterTest, PartitionSeriesAreBoundedByTopK) {

@@ -52,6 +52,55 @@ TEST(NormalizeTimestamp, RejectsEverythingElseWithAReason) {
   }
 }
 
+TEST(NormalizeTimestamp, ErrorsNameEveryAcceptedForm) {
+  std::string out;
+  EXPECT_NE(NormalizeTimestamp("2026-06-23", &out).message().find("Z, +hh:mm, -hh:mm, +hh or -hh"), std::string::npos);
+  EXPECT_NE(NormalizeTimestamp("2026-06-23T08:00:00+2", &out).message().find("Z, +hh:mm, -hh:mm, +hh or -hh"),
+            std::string::npos);
+}
+
+std::string Bound(std::string_view text) {
+  std::string out;
+  Status s = NormalizeBound(text, &out);
+  EXPECT_TRUE(s.ok()) << text << ": " << s.ToString();
+  return out;
+}
+
+TEST(NormalizeBound, ADateOrAShortenedTimeIsItsFirstInstant) {
+  EXPECT_EQ(Bound("2026-06-23"), "2026-06-23T00:00:00.000000000Z");
+  EXPECT_EQ(Bound("2026-06-23Z"), "2026-06-23T00:00:00.000000000Z");
+  EXPECT_EQ(Bound("2026-06-23T08"), "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(Bound("2026-06-23T08Z"), "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(Bound("2026-06-23T08:30"), "2026-06-23T08:30:00.000000000Z");
+  EXPECT_EQ(Bound("2026-06-23T08:30Z"), "2026-06-23T08:30:00.000000000Z");
+  // A zone after a shortened bound works as after a timestamp.
+  EXPECT_EQ(Bound("2026-06-23T10+02"), "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(Bound("2026-06-23T10:30+02:00"), "2026-06-23T08:30:00.000000000Z");
+  EXPECT_EQ(Bound("2026-06-23-01:00"), "2026-06-23T01:00:00.000000000Z");
+  // Full timestamps as NormalizeTimestamp reads them.
+  EXPECT_EQ(Bound("2026-06-23T08:00:00.5+01:00"), "2026-06-23T07:00:00.500000000Z");
+  EXPECT_EQ(Bound("0000-01-01"), "0000-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(Bound("9999-12-31T23:59"), "9999-12-31T23:59:00.000000000Z");
+}
+
+TEST(NormalizeBound, RejectsWhatIsNeitherQuotingTheInput) {
+  for (const char* bad : {"", "yesterday", "2026", "2026-06", "2026-6-23", "2026-06-23T", "2026-06-23T8",
+                          "2026-06-23T08:", "2026-06-23T08:3", "2026-06-23T08:30:", "2026-06-23T08:30:00",
+                          "2026-02-30", "2026-06-23T24", "2026-06-23T08:60", "2026-06-23 08", "2026-06-23t08",
+                          "2026-06-23z", "2026-06-23T08+2", "2026-06-23T08:30+24:00", "0000-01-01+01",
+                          "1782201600"}) {
+    std::string out;
+    Status s = NormalizeBound(bad, &out);
+    EXPECT_TRUE(s.IsInvalidArgument()) << "accepted: \"" << bad << "\" as " << out;
+    EXPECT_EQ(s.message().rfind("invalid timestamp \"" + std::string(bad) + "\"", 0), 0u) << s.message();
+  }
+  std::string out;
+  EXPECT_NE(NormalizeBound("yesterday", &out).message().find("YYYY-MM-DD, YYYY-MM-DDTHH or YYYY-MM-DDTHH:MM"),
+            std::string::npos);
+  // A full timestamp still needs its zone.
+  EXPECT_NE(NormalizeBound("2026-06-23T08:30:00", &out).message().find("[.fraction] and a zone"), std::string::npos);
+}
+
 // Property: for random instants written in random zones and precisions, byte order of the
 // sort keys equals time order, and normalising is idempotent.
 TEST(NormalizeTimestamp, ByteOrderIsTimeOrder) {
