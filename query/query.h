@@ -26,6 +26,10 @@ inline constexpr std::size_t kMaxPageBytes = 1u << 20;  // DynamoDB's 1 MB page
 struct ReadLimits {
   std::size_t max_limit = 10000;                // largest page (native limit / n, DynamoDB Limit)
   std::size_t max_page_bytes = kMaxPageBytes;  // a page also ends after this many bytes read
+  // An aggregate (query/aggregate.h) answers with at most this many buckets: 35 days of 5m
+  // buckets; and reads at most this many readings: 115 days of one reading every 10 s.
+  std::size_t max_aggregate_buckets = 10000;
+  std::size_t max_aggregate_scan = 1000000;
 
   bool operator==(const ReadLimits&) const = default;
 };
