@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "api/native/aggregate.h"
 #include "api/native/request.h"
 #include "expr/expr.h"
 #include "json/dump.h"
@@ -31,7 +32,7 @@ using query::SortKeyOp;
 constexpr std::size_t kDefaultLimit = 100;
 constexpr std::size_t kDefaultLatest = 10;
 
-enum class Route { kReadings, kLatest, kItem, kHealthz, kReadyz, kMetrics };
+enum class Route { kReadings, kLatest, kItem, kAggregate, kHealthz, kReadyz, kMetrics };
 
 struct EndpointSpec {
   std::string_view name;  // the on_request label
@@ -44,6 +45,7 @@ const EndpointSpec& SpecOf(Route route) {
       {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes"}};
   static const EndpointSpec kLatest{"latest", {"n", "attributes"}};
   static const EndpointSpec kItem{"item", {"attributes"}};
+  static const EndpointSpec kAggregate{"aggregate", {"from", "to", "after", "before", "step", "fn", "attributes"}};
   static const EndpointSpec kHealthz{"healthz", {}};
   static const EndpointSpec kReadyz{"readyz", {}};
   static const EndpointSpec kMetrics{"metrics", {}};
@@ -54,6 +56,8 @@ const EndpointSpec& SpecOf(Route route) {
       return kLatest;
     case Route::kItem:
       return kItem;
+    case Route::kAggregate:
+      return kAggregate;
     case Route::kHealthz:
       return kHealthz;
     case Route::kReadyz:
@@ -140,6 +144,8 @@ Status MatchPath(std::string_view path, Match* match) {
     match->route = Route::kReadings;
   } else if (segments.size() == 4 && segments[3] == "latest") {
     match->route = Route::kLatest;
+  } else if (segments.size() == 4 && segments[3] == "aggregate") {
+    match->route = Route::kAggregate;
   } else {
     return Status::NotFound("no such endpoint");
   }
@@ -540,6 +546,8 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
       return Latest(context, match, params);
     case Route::kItem:
       return Item(context, match, params);
+    case Route::kAggregate:
+      return Aggregate(context, match.device_id, params);
     case Route::kHealthz:
       return TextResponse("text/plain", "ok");
     case Route::kReadyz:

@@ -33,6 +33,7 @@ http::Response ErrorFromStatus(const Status& s);
 // every item has), as DynamoDB's ProjectionExpression; unset keeps all. Only what is sent is
 // cut: a filter still sees every attribute, and reads are billed for whole items. A name that
 // holds ',' cannot be listed here; the DynamoDB API can name it through ExpressionAttributeNames.
+// An aggregate takes the same list for the attributes it aggregates.
 using Projection = std::optional<std::vector<std::string>>;
 Status ProjectionParam(const Params& params, Projection* projection);
 
