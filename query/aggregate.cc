@@ -51,7 +51,8 @@ void Keep(const decltype(storage::AttributeView::value)& value, storage::Attribu
 }
 
 // Folds each reading Query hands it into the last bucket of `result`, opening the next bucket
-// when a reading lies past the open one's end.
+// when a reading lies past the open one's end. One per Aggregate call, on its thread: it keeps
+// no part for a helper (NewPart), since the fold depends on the readings before.
 class BucketSink final : public ItemSink {
  public:
   BucketSink(const AggregateRequest& request, AggregateResult* result) : request_(request), result_(result) {
