@@ -42,12 +42,13 @@ std::string PercentEncode(std::string_view s) {
 
 std::string CellText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// Items as an aligned table: readingTs first, then every attribute seen, in name order.
-void PrintTable(const std::vector<json>& items) {
-  std::vector<std::string> columns = {"readingTs"};
+// Rows as an aligned table: `key` first (readingTs, or a bucket's start), then every other
+// field seen but deviceId, in name order.
+void PrintTable(const std::vector<json>& items, const std::string& key) {
+  std::vector<std::string> columns = {key};
   for (const auto& item : items) {
     for (const auto& [name, _] : item.items()) {
-      if (name != "readingTs" && name != "deviceId" && std::find(columns.begin(), columns.end(), name) == columns.end()) {
+      if (name != key && name != "deviceId" && std::find(columns.begin(), columns.end(), name) == columns.end()) {
         columns.push_back(name);
       }
     }
@@ -70,6 +71,19 @@ void PrintTable(const std::vector<json>& items) {
   for (const auto& item : items) {
     row([&](std::size_t i) { return item.contains(columns[i]) ? CellText(item[columns[i]]) : std::string(); });
   }
+}
+
+// A bucket of an aggregate as a table row: start, count, then attribute.fn for each function.
+json BucketRow(const json& bucket) {
+  json row = json::object();
+  for (const auto& [name, value] : bucket.items()) {
+    if (!value.is_object()) {
+      row[name] = value;
+      continue;
+    }
+    for (const auto& [fn, result] : value.items()) row[name + "." + fn] = result;
+  }
+  return row;
 }
 
 // A command's options into *vm; the exit code when the command is done already (--help, or a
@@ -104,9 +118,27 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
       "latest", po::value<int>(), "the N newest readings")("limit", po::value<int>(), "items per page")(
       "order", po::value<std::string>(), "asc | desc")("filter", po::value<std::string>(), "e.g. temperature>30")(
       "attributes", po::value<std::string>(), "only these attributes, e.g. temperature,humidity")(
-      "all", "follow nextCursor to the end")("json", "print the raw JSON pages");
+      "all", "follow nextCursor to the end")("json", "print the raw JSON pages")(
+      "aggregate", "buckets of --step between the bounds instead of readings (needs --attributes)")(
+      "step", po::value<std::string>(), "with --aggregate: bucket width, e.g. 30s, 5m, 1h, 1d")(
+      "fn", po::value<std::string>(), "with --aggregate: avg,min,max,count,sum,first,last (default avg,min,max,count)");
   po::variables_map vm;
   if (std::optional<int> exit = ParseOptions("query", desc, args, &vm)) return *exit;
+
+  // An aggregate is one answer over a window, not a page of readings: what pages or picks
+  // readings means nothing to it, and the server would refuse it as an unknown parameter.
+  const bool aggregate = vm.count("aggregate") > 0;
+  if (aggregate) {
+    for (const char* name : {"latest", "limit", "order", "filter", "begins-with", "all"}) {
+      if (vm.count(name)) {
+        std::fprintf(stderr, "readingsd query: --%s does not apply to --aggregate\n", name);
+        return kExitUsage;
+      }
+    }
+  } else if (vm.count("step") || vm.count("fn")) {
+    std::fprintf(stderr, "readingsd query: --step and --fn apply only to --aggregate\n");
+    return kExitUsage;
+  }
 
   // --latest N asks for the newest-first page of N (what /latest answers), so conditions and
   // --all's cursor work with it as with any page; /latest itself takes neither.
@@ -115,8 +147,9 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
     return kExitUsage;
   }
   std::string device = vm["device"].as<std::string>();
-  std::string target = "/v1/devices/" + PercentEncode(device) + "/readings?";
-  for (const char* name : {"from", "to", "after", "before", "begins-with", "order", "filter", "attributes"}) {
+  std::string target = "/v1/devices/" + PercentEncode(device) + (aggregate ? "/aggregate?" : "/readings?");
+  for (const char* name :
+       {"from", "to", "after", "before", "begins-with", "order", "filter", "attributes", "step", "fn"}) {
     if (!vm.count(name)) continue;
     std::string param = name;
     std::replace(param.begin(), param.end(), '-', '_');
@@ -156,11 +189,15 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
       return res.status >= 400 && res.status < 500 ? kExitUsage : kExitUnavailable;
     }
     if (vm.count("json")) std::printf("%s\n", page.dump().c_str());
-    for (auto& item : page["items"]) items.push_back(std::move(item));
+    if (aggregate) {
+      for (const auto& bucket : page["buckets"]) items.push_back(BucketRow(bucket));
+    } else {
+      for (auto& item : page["items"]) items.push_back(std::move(item));
+    }
     cursor = page.value("nextCursor", "");
   } while (vm.count("all") && !cursor.empty());
   if (!vm.count("json")) {
-    PrintTable(items);
+    PrintTable(items, aggregate ? "start" : "readingTs");
     if (!cursor.empty()) std::printf("(more: --all follows nextCursor)\n");
   }
   return kExitOk;

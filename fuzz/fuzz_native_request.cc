@@ -1,8 +1,8 @@
 // The native HTTP API (api::native::HandleRequest) with a fuzzed request target — path and query
 // string, e.g. /v1/devices/sensor-1/readings?from=2026-06-23T00:00:00Z&filter=temperature%3E20 —
 // against a real Store (fuzz/api_fixture.h). Its parsers (percent-decoding, routing, query
-// parameters, cursors, bounds, filters) are internal to api/native/native.cc, so the handler is driven
-// as the Router drives it.
+// parameters, cursors, bounds, filters, aggregates) are internal to api/native/, so the handler is
+// driven as the Router drives it.
 //
 // Input layout: the whole input is the target of a GET, except that a first byte 0x01 makes it
 // a POST (the 405 path).
@@ -10,7 +10,7 @@
 // Properties: no crash, no UB, no uncaught exception; every response is 200, 400, 404 or 405,
 // never 5xx (the store is healthy); every JSON response body parses, and an error body is
 // {"error":{"code":…,"message":…}}; a page has count == |items| <= scannedCount <= max_limit,
-// and every item its key.
+// and every item its key; an aggregate's bucket counts add up to its scannedCount.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -61,6 +61,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     for (const nlohmann::ordered_json& item : json["items"]) {  // attributes= never drops the key
       FUZZ_CHECK(item["deviceId"].is_string() && item["readingTs"].is_string());
     }
+  }
+  if (json.contains("buckets")) {  // every reading an aggregate read lies in exactly one bucket
+    std::size_t in_buckets = 0;
+    for (const nlohmann::ordered_json& bucket : json["buckets"]) in_buckets += bucket["count"].get<std::size_t>();
+    FUZZ_CHECK(in_buckets == json["scannedCount"].get<std::size_t>());
   }
   return 0;
 }

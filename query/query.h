@@ -29,6 +29,10 @@ struct ReadLimits {
   // BatchGetItem answers at most this many bytes of items (DynamoDB's 16 MB); the keys past it
   // are returned as UnprocessedKeys.
   std::size_t max_batch_get_bytes = 16u << 20;
+  // An aggregate (query/aggregate.h) answers with at most this many buckets: 35 days of 5m
+  // buckets; and reads at most this many readings: 115 days of one reading every 10 s.
+  std::size_t max_aggregate_buckets = 10000;
+  std::size_t max_aggregate_scan = 1000000;
 
   bool operator==(const ReadLimits&) const = default;
 };

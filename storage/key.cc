@@ -213,6 +213,26 @@ std::string SortKeyAtSeconds(double seconds) {
   return sort_key;
 }
 
+int64_t SortKeyWholeSeconds(std::string_view sort_key) {
+  return WholeSeconds(sort_key).time_since_epoch().count();
+}
+
+bool SortKeyAtWholeSeconds(int64_t seconds, std::string* sort_key) {
+  const date::sys_seconds utc{std::chrono::seconds(seconds)};
+  if (utc < kFirstSortKeySecond || utc > kLastSortKeySecond) return false;
+  WriteSortKeyNanos(utc, 0, sort_key);
+  return true;
+}
+
+std::string WholeSecondsTimestamp(int64_t seconds) {
+  const date::sys_seconds utc =
+      std::clamp(date::sys_seconds{std::chrono::seconds(seconds)}, kFirstSortKeySecond, kLastSortKeySecond);
+  std::string text;
+  WriteSortKey(utc, "", &text);
+  text.replace(19, std::string::npos, "Z");  // the fraction, all zeros, goes
+  return text;
+}
+
 std::string SortKeyAt(std::chrono::system_clock::time_point t) {
   // Whole seconds and nanoseconds apart: going back from seconds to nanoseconds would overflow
   // at the ends of system_clock's range.

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,16 @@ Status NormalizeBound(std::string_view bound, std::string* sort_key);
 // for keys that are stored.
 double SortKeySeconds(std::string_view sort_key);  // `sort_key` as NormalizeTimestamp writes it
 std::string SortKeyAtSeconds(double seconds);
+
+// Whole seconds since 1970, exactly, for aligning sort keys to steps (aggregate buckets): the
+// second a sort key falls in (its fraction dropped), and the sort key that begins second
+// `seconds` (false when that is outside years 0000-9999).
+int64_t SortKeyWholeSeconds(std::string_view sort_key);  // `sort_key` as NormalizeTimestamp writes it
+bool SortKeyAtWholeSeconds(int64_t seconds, std::string* sort_key);
+// Second `seconds` as YYYY-MM-DDTHH:MM:SSZ, the short form a bucket start is shown in; clamped
+// to years 0000-9999 like SortKeyAtSeconds (a step aligned to 1970 may begin a bucket before
+// year 0000, and its readings are all at or after it).
+std::string WholeSecondsTimestamp(int64_t seconds);
 
 // The sort key of instant `t`, to the nanosecond: the retention cutoff. Every system_clock
 // instant (int64 nanoseconds, years 1677-2262) is one a sort key can hold.

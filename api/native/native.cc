@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "api/native/aggregate.h"
+#include "api/native/request.h"
 #include "expr/expr.h"
 #include "json/dump.h"
 #include "storage/key.h"
@@ -23,17 +25,14 @@ namespace {
 using Json = OrderedJson;
 using query::FilterExpr;
 using query::ItemSink;
-using query::KeyCondition;
 using query::QueryRequest;
 using query::QueryResult;
 using query::SortKeyOp;
 
-using Params = std::map<std::string, std::string, std::less<>>;
-
 constexpr std::size_t kDefaultLimit = 100;
 constexpr std::size_t kDefaultLatest = 10;
 
-enum class Route { kReadings, kLatest, kItem, kHealthz, kReadyz, kMetrics };
+enum class Route { kReadings, kLatest, kItem, kAggregate, kHealthz, kReadyz, kMetrics };
 
 struct EndpointSpec {
   std::string_view name;  // the on_request label
@@ -46,6 +45,7 @@ const EndpointSpec& SpecOf(Route route) {
       {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes"}};
   static const EndpointSpec kLatest{"latest", {"n", "attributes"}};
   static const EndpointSpec kItem{"item", {"attributes"}};
+  static const EndpointSpec kAggregate{"aggregate", {"from", "to", "after", "before", "step", "fn", "attributes"}};
   static const EndpointSpec kHealthz{"healthz", {}};
   static const EndpointSpec kReadyz{"readyz", {}};
   static const EndpointSpec kMetrics{"metrics", {}};
@@ -56,6 +56,8 @@ const EndpointSpec& SpecOf(Route route) {
       return kLatest;
     case Route::kItem:
       return kItem;
+    case Route::kAggregate:
+      return kAggregate;
     case Route::kHealthz:
       return kHealthz;
     case Route::kReadyz:
@@ -72,36 +74,11 @@ struct Match {
   std::string timestamp;  // kItem
 };
 
-// User input echoed in a message, cut short so an error never grows with the request.
-std::string Quoted(std::string_view s) {
-  constexpr std::size_t kMax = 64;
-  return "\"" + std::string(s.substr(0, kMax)) + (s.size() > kMax ? "...\"" : "\"");
-}
-
-Status Named(std::string_view param, const Status& s) {
-  return Status::InvalidArgument(std::string(param) + ": " + s.message());
-}
-
-http::Response JsonResponse(http::status status, std::string body) {
-  http::Response res{status, 11};
-  res.set(http::field::content_type, "application/json");
-  res.body() = std::move(body);
-  return res;
-}
-
 http::Response TextResponse(std::string_view content_type, std::string body) {
   http::Response res{http::status::ok, 11};
   res.set(http::field::content_type, std::string(content_type));
   res.body() = std::move(body);
   return res;
-}
-
-// InvalidArgument is the client's mistake, NotFound an absent item; anything else is the
-// store failing, the only cause of a 500.
-http::Response ErrorFromStatus(const Status& s) {
-  if (s.IsInvalidArgument()) return Error(http::status::bad_request, "InvalidParameter", s.message());
-  if (s.IsNotFound()) return Error(http::status::not_found, "NotFound", s.message());
-  return Error(http::status::internal_server_error, "InternalError", s.ToString());
 }
 
 int HexDigit(char c) {
@@ -167,6 +144,8 @@ Status MatchPath(std::string_view path, Match* match) {
     match->route = Route::kReadings;
   } else if (segments.size() == 4 && segments[3] == "latest") {
     match->route = Route::kLatest;
+  } else if (segments.size() == 4 && segments[3] == "aggregate") {
+    match->route = Route::kAggregate;
   } else {
     return Status::NotFound("no such endpoint");
   }
@@ -199,11 +178,6 @@ Status ParseQueryString(std::string_view query, const EndpointSpec& spec, Params
   return Status::OK();
 }
 
-const std::string* Find(const Params& params, std::string_view name) {
-  auto it = params.find(name);
-  return it == params.end() ? nullptr : &it->second;
-}
-
 // `name` as an integer in [1, max]; min(fallback, max) when absent.
 Status CountParam(const Params& params, std::string_view name, std::size_t fallback, std::size_t max,
                   std::size_t* out) {
@@ -220,33 +194,6 @@ Status CountParam(const Params& params, std::string_view name, std::size_t fallb
   }
   *out = value;
   return Status::OK();
-}
-
-// attributes=a,b: the attributes an item keeps besides its key (deviceId and readingTs, which
-// every item has), as DynamoDB's ProjectionExpression; unset keeps all. Only what is sent is
-// cut: a filter still sees every attribute, and reads are billed for whole items. A name that
-// holds ',' cannot be listed here; the DynamoDB API can name it through ExpressionAttributeNames.
-using Projection = std::optional<std::vector<std::string>>;
-
-Status ProjectionParam(const Params& params, Projection* projection) {
-  const std::string* text = Find(params, "attributes");
-  if (!text) return Status::OK();
-  projection->emplace();
-  for (std::string_view rest = *text;;) {
-    const auto comma = rest.find(',');
-    const std::string_view name = rest.substr(0, comma);
-    if (name.empty() || name.size() > storage::kMaxAttributeNameLength) {
-      return Status::InvalidArgument("attributes: expected comma-separated names of 1 to " +
-                                     std::to_string(storage::kMaxAttributeNameLength) + " bytes, got " +
-                                     Quoted(*text));
-    }
-    if (std::find((*projection)->begin(), (*projection)->end(), name) != (*projection)->end()) {
-      return Status::InvalidArgument("attributes: " + Quoted(name) + " is listed twice");
-    }
-    (*projection)->emplace_back(name);
-    if (comma == std::string_view::npos) return Status::OK();
-    rest.remove_prefix(comma + 1);
-  }
 }
 
 // The attributes of `all` that `projection` keeps, in stored order: `all` itself when it is unset.
@@ -315,71 +262,6 @@ Status DecodeCursor(std::string_view device_id, std::string_view cursor, std::st
   }
   *sort_key = normalised;
   return Status::OK();
-}
-
-struct Bound {
-  std::string param;
-  std::string sort_key;  // normalised
-  bool exclusive = false;
-};
-
-// At most one of an inclusive and an exclusive parameter for one side of the range.
-Status OneBound(const Params& params, std::string_view inclusive, std::string_view exclusive,
-                std::optional<Bound>* bound) {
-  const std::string* inc = Find(params, inclusive);
-  const std::string* exc = Find(params, exclusive);
-  if (inc && exc) {
-    return Status::InvalidArgument(std::string(inclusive) + ", " + std::string(exclusive) +
-                                   ": give at most one of them");
-  }
-  if (!inc && !exc) return Status::OK();
-  Bound b{std::string(inc ? inclusive : exclusive), "", exc != nullptr};
-  // A '+' typed by hand (from=…T10:00:00+02:00) arrived as a space; no timestamp holds a space,
-  // so reading it back as the offset's sign cannot change what an encoded value means.
-  std::string text = inc ? *inc : *exc;
-  std::replace(text.begin(), text.end(), ' ', '+');
-  if (Status s = storage::NormalizeBound(text, &b.sort_key); !s.ok()) return Named(b.param, s);
-  *bound = std::move(b);
-  return Status::OK();
-}
-
-// The readings endpoint's range as the engine's single-operator KeyCondition. `*empty` is set
-// for a range that holds no possible sort key (after=X&before=X+1ns), which needs no read.
-Status NativeKeyCondition(const std::string& device_id, const Params& params, KeyCondition* key,
-                          bool* empty) {
-  *empty = false;
-  std::optional<Bound> lower, upper;
-  if (Status s = OneBound(params, "from", "after", &lower); !s.ok()) return s;
-  if (Status s = OneBound(params, "to", "before", &upper); !s.ok()) return s;
-  if (const std::string* prefix = Find(params, "begins_with")) {
-    if (lower || upper) {
-      return Status::InvalidArgument("begins_with: cannot be combined with from, to, after or before");
-    }
-    Status s = query::MakeKeyCondition(device_id, SortKeyOp::kBeginsWith, *prefix, "", key);
-    return s.ok() ? s : Named("begins_with", s);
-  }
-  if (lower && upper && lower->sort_key > upper->sort_key) {
-    return Status::InvalidArgument(lower->param + ": " + lower->sort_key + " is later than " + upper->param +
-                                   ": " + upper->sort_key);
-  }
-  // The engine has one operator per condition, so "> a AND < b" has no direct form. Every sort
-  // key is a whole nanosecond, so an exclusive bound is exactly the inclusive bound one
-  // nanosecond inside it; then any combination is >=, <= or BETWEEN.
-  for (auto [bound, step] : {std::pair{&lower, 1}, std::pair{&upper, -1}}) {
-    if (*bound && (*bound)->exclusive && !storage::AdjacentSortKey((*bound)->sort_key, step, &(*bound)->sort_key)) {
-      *empty = true;  // after the last possible key, or before the first
-    }
-  }
-  if (!*empty && lower && upper && lower->sort_key > upper->sort_key) *empty = true;
-  if (*empty) {
-    key->device_id = device_id;
-    return Status::OK();
-  }
-  if (lower && upper)
-    return query::MakeKeyCondition(device_id, SortKeyOp::kBetween, lower->sort_key, upper->sort_key, key);
-  if (lower) return query::MakeKeyCondition(device_id, SortKeyOp::kGe, lower->sort_key, "", key);
-  if (upper) return query::MakeKeyCondition(device_id, SortKeyOp::kLe, upper->sort_key, "", key);
-  return query::MakeKeyCondition(device_id, SortKeyOp::kAll, "", "", key);
 }
 
 Status ParseReadingsQuery(const Context& context, const std::string& device_id, const Params& params,
@@ -664,6 +546,8 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
       return Latest(context, match, params);
     case Route::kItem:
       return Item(context, match, params);
+    case Route::kAggregate:
+      return Aggregate(context, match.device_id, params);
     case Route::kHealthz:
       return TextResponse("text/plain", "ok");
     case Route::kReadyz:

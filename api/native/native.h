@@ -5,6 +5,7 @@
 //                                   (a bound may be a date: its first instant, storage::NormalizeBound)
 //   GET /v1/devices/{id}/latest     n (newest first), attributes
 //   GET /v1/devices/{id}/readings/{timestamp}
+//   GET /v1/devices/{id}/aggregate  from|after, to|before, step, fn, attributes (aggregate.h)
 //   GET /healthz, /readyz, /metrics
 //
 // Every request that is not a DynamoDB call lands here, so this module also owns the 404 and 405
@@ -34,7 +35,7 @@ struct Context {
 };
 
 // Thread-safe: it keeps nothing between calls. `endpoint` is set to the name reported to
-// http::ServerHooks::on_request: readings, latest, item, healthz, readyz, metrics or other.
+// http::ServerHooks::on_request: readings, latest, item, aggregate, healthz, readyz, metrics or other.
 http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
 
 // The native error response; the Router uses it too (401, and what the server refuses itself).

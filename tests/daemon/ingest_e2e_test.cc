@@ -475,6 +475,28 @@ TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
   auto [bad, message] = RunReadingsd({listen, "query", "--device", "dev00002", "--from", "yesterday"});
   EXPECT_EQ(bad, 64) << message;
   EXPECT_NE(message.find("from"), std::string::npos) << message;
+
+  // --aggregate: dev00003's ten readings, one a second from 00:00:00, in two 5 s buckets.
+  const std::vector<std::string> aggregate = {listen,   "query", "--device", "dev00003", "--aggregate", "--from",
+                                              "2026-06-23T00:00:00Z", "--to", "2026-06-23T00:00:59Z", "--step", "5s",
+                                              "--fn", "count,min", "--attributes", "temperature"};
+  auto [aggregate_status, buckets] = RunReadingsd(aggregate);
+  ASSERT_EQ(aggregate_status, 0) << buckets;
+  EXPECT_EQ(std::count(buckets.begin(), buckets.end(), '\n'), 3) << buckets;  // a header and two buckets
+  EXPECT_EQ(buckets.rfind("start                 count  temperature.count  temperature.min\n", 0), 0u) << buckets;
+  EXPECT_NE(buckets.find("\n2026-06-23T00:00:05Z  5      5                  "), std::string::npos) << buckets;
+  std::vector<std::string> as_json = aggregate;
+  as_json.push_back("--json");
+  auto [json_status, raw] = RunReadingsd(as_json);
+  ASSERT_EQ(json_status, 0) << raw;
+  EXPECT_NE(raw.find(R"("scannedCount":10)"), std::string::npos) << raw;
+  std::vector<std::string> with_latest = aggregate;
+  with_latest.insert(with_latest.end(), {"--latest", "3"});
+  auto [misuse, misuse_message] = RunReadingsd(with_latest);
+  EXPECT_EQ(misuse, 64) << misuse_message;
+  EXPECT_NE(misuse_message.find("--latest does not apply to --aggregate"), std::string::npos) << misuse_message;
+  auto [no_step, no_step_message] = RunReadingsd({listen, "query", "--device", "dev00003", "--step", "5s"});
+  EXPECT_EQ(no_step, 64) << no_step_message;
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 

@@ -162,6 +162,22 @@ TEST(SortKeySeconds, AreTheInstantAndBack) {
   EXPECT_EQ(SortKeyAtSeconds(-1e15), "0000-01-01T00:00:00.000000000Z");
 }
 
+// Whole seconds exactly, both ways, and the short form of a bucket start (clamped, never malformed).
+TEST(SortKeyWholeSeconds, AreExactAndBack) {
+  EXPECT_EQ(SortKeyWholeSeconds("1970-01-01T00:00:00.999999999Z"), 0);
+  EXPECT_EQ(SortKeyWholeSeconds("1969-12-31T23:59:59.500000000Z"), -1);
+  EXPECT_EQ(SortKeyWholeSeconds("9999-12-31T23:59:59.999999999Z"), 253402300799);
+  std::string key;
+  ASSERT_TRUE(SortKeyAtWholeSeconds(1782201600, &key));
+  EXPECT_EQ(key, "2026-06-23T08:00:00.000000000Z");
+  EXPECT_EQ(SortKeyWholeSeconds(key), 1782201600);
+  EXPECT_FALSE(SortKeyAtWholeSeconds(253402300800, &key));
+  EXPECT_FALSE(SortKeyAtWholeSeconds(-62167219201, &key));
+  EXPECT_EQ(WholeSecondsTimestamp(1782201600), "2026-06-23T08:00:00Z");
+  EXPECT_EQ(WholeSecondsTimestamp(-62167219200 - 86400), "0000-01-01T00:00:00Z");
+  EXPECT_EQ(WholeSecondsTimestamp(1'000'000'000'000), "9999-12-31T23:59:59Z");
+}
+
 // One nanosecond either way, carrying across second, day, leap day and year; false past the
 // first and last sort key.
 TEST(AdjacentSortKey, StepsOneNanosecondWithCarries) {

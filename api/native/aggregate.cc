@@ -1,0 +1,168 @@
+#include "api/native/aggregate.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "json/dump.h"
+#include "query/aggregate.h"
+#include "storage/key.h"
+
+namespace readingsd::api::native {
+namespace {
+
+using query::AggregateFn;
+
+constexpr int64_t kMaxStepSeconds = int64_t{10000} * 86400;
+constexpr std::size_t kMaxAttributes = 16;
+
+Status StepParam(const Params& params, int64_t* seconds) {
+  const std::string* text = Find(params, "step");
+  if (!text) return Status::InvalidArgument("step: required, e.g. step=5m (units s, m, h, d)");
+  const Status bad = Status::InvalidArgument(
+      "step: expected a whole number of s, m, h or d from 1s to 10000d, e.g. 5m, got " + Quoted(*text));
+  if (text->size() < 2) return bad;
+  int64_t unit = 0;
+  switch (text->back()) {
+    case 's': unit = 1; break;
+    case 'm': unit = 60; break;
+    case 'h': unit = 3600; break;
+    case 'd': unit = 86400; break;
+    default: return bad;
+  }
+  int64_t count = 0;
+  const char* end = text->data() + text->size() - 1;
+  auto [ptr, ec] = std::from_chars(text->data(), end, count);
+  if (ec != std::errc() || ptr != end || count < 1 || count > kMaxStepSeconds / unit) return bad;
+  *seconds = count * unit;
+  return Status::OK();
+}
+
+Status FnParam(const Params& params, std::vector<AggregateFn>* fns) {
+  const std::string* text = Find(params, "fn");
+  const std::string_view list = text ? std::string_view(*text) : "avg,min,max,count";
+  for (std::string_view rest = list;;) {
+    const auto comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    AggregateFn fn{};
+    if (!query::ParseAggregateFn(name, &fn)) {
+      return Status::InvalidArgument("fn: expected a comma-separated list of " +
+                                     std::string(query::AggregateFnNames()) + ", got " + Quoted(name));
+    }
+    if (std::ranges::find(*fns, fn) != fns->end()) {
+      return Status::InvalidArgument("fn: " + Quoted(name) + " is listed twice");
+    }
+    fns->push_back(fn);
+    if (comma == std::string_view::npos) return Status::OK();
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+Status AttributesParam(const Params& params, std::vector<std::string>* attributes) {
+  Projection list;
+  if (Status s = ProjectionParam(params, &list); !s.ok()) return s;
+  if (!list) return Status::InvalidArgument("attributes: required, e.g. attributes=temperature,humidity");
+  if (list->size() > kMaxAttributes) {
+    return Status::InvalidArgument("attributes: at most " + std::to_string(kMaxAttributes) +
+                                   " in one aggregate, got " + std::to_string(list->size()));
+  }
+  for (const std::string& name : *list) {
+    if (name == "start" || name == "count") {
+      return Status::InvalidArgument("attributes: " + Quoted(name) +
+                                     " would clash with the bucket's own field of that name");
+    }
+  }
+  *attributes = std::move(*list);
+  return Status::OK();
+}
+
+void AppendValue(const storage::AttributeValue& value, std::string* out) {
+  if (const auto* n = std::get_if<storage::Number>(&value)) {
+    out->append(n->text);
+  } else if (const auto* b = std::get_if<bool>(&value)) {
+    out->append(*b ? "true" : "false");
+  } else {
+    out->append(DumpJson(OrderedJson(std::get<std::string>(value))));
+  }
+}
+
+// One attribute's object in a bucket: the functions asked for, in the order asked, leaving out
+// those with nothing to compute.
+void AppendAttribute(const query::AttributeAggregate& a, const std::vector<AggregateFn>& fns, std::string* out) {
+  out->push_back('{');
+  bool first = true;
+  for (AggregateFn fn : fns) {
+    const bool numeric = fn == AggregateFn::kAvg || fn == AggregateFn::kSum || fn == AggregateFn::kMin ||
+                         fn == AggregateFn::kMax;
+    if (numeric && a.numeric_count == 0) continue;
+    if (!first) out->push_back(',');
+    first = false;
+    out->append("\"").append(query::AggregateFnName(fn)).append("\":");
+    switch (fn) {
+      case AggregateFn::kAvg: out->append(storage::NumberFromDouble(a.avg())); break;
+      case AggregateFn::kSum: out->append(storage::NumberFromDouble(a.sum)); break;
+      case AggregateFn::kMin: out->append(a.min.text); break;
+      case AggregateFn::kMax: out->append(a.max.text); break;
+      case AggregateFn::kCount: out->append(std::to_string(a.count)); break;
+      case AggregateFn::kFirst: AppendValue(a.first, out); break;
+      case AggregateFn::kLast: AppendValue(a.last, out); break;
+    }
+  }
+  out->push_back('}');
+}
+
+std::string Render(const query::AggregateRequest& request, const std::string& step,
+                   const query::AggregateResult& result) {
+  std::vector<std::string> names;  // as JSON strings, escaped once
+  for (const std::string& name : request.attributes) names.push_back(DumpJson(OrderedJson(name)));
+  std::string body = "{\"deviceId\":\"" + request.device_id + "\",\"step\":" + DumpJson(OrderedJson(step)) +
+                     ",\"buckets\":[";
+  for (std::size_t b = 0; b < result.buckets.size(); ++b) {
+    const query::Bucket& bucket = result.buckets[b];
+    if (b > 0) body.push_back(',');
+    body.append("{\"start\":\"").append(storage::WholeSecondsTimestamp(bucket.start_seconds));
+    body.append("\",\"count\":").append(std::to_string(bucket.count));
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (bucket.attributes[i].count == 0) continue;
+      body.append(",").append(names[i]).append(":");
+      AppendAttribute(bucket.attributes[i], request.fns, &body);
+    }
+    body.push_back('}');
+  }
+  body.append("],\"scannedCount\":").append(std::to_string(result.scanned_count)).append("}");
+  return body;
+}
+
+}  // namespace
+
+http::Response Aggregate(const Context& context, const std::string& device_id, const Params& params) {
+  if (!Find(params, "from") && !Find(params, "after")) {
+    return ErrorFromStatus(Status::InvalidArgument("from: required (or after): an aggregate reads a bounded window"));
+  }
+  if (!Find(params, "to") && !Find(params, "before")) {
+    return ErrorFromStatus(Status::InvalidArgument("to: required (or before): an aggregate reads a bounded window"));
+  }
+  query::KeyCondition key;
+  bool empty = false;
+  query::AggregateRequest request;
+  if (Status s = NativeKeyCondition(device_id, params, &key, &empty); !s.ok()) return ErrorFromStatus(s);
+  if (Status s = StepParam(params, &request.step_seconds); !s.ok()) return ErrorFromStatus(s);
+  if (Status s = FnParam(params, &request.fns); !s.ok()) return ErrorFromStatus(s);
+  if (Status s = AttributesParam(params, &request.attributes); !s.ok()) return ErrorFromStatus(s);
+  request.device_id = device_id;
+  request.max_buckets = context.read.limits.max_aggregate_buckets;
+  request.max_scanned = context.read.limits.max_aggregate_scan;
+  query::AggregateResult result;
+  // A window no sort key can lie in (after=X&before=X+1ns) has no bucket and needs no read.
+  if (!empty) {
+    request.from = std::move(key.a);
+    request.to = std::move(key.b);
+    if (Status s = query::Aggregate(context.read.store, request, &result); !s.ok()) return ErrorFromStatus(s);
+  }
+  context.read.ReportPartitionRead(device_id, result.scanned_count, result.scanned_bytes);
+  return JsonResponse(http::status::ok, Render(request, *Find(params, "step"), result));
+}
+
+}  // namespace readingsd::api::native
