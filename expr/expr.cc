@@ -165,18 +165,24 @@ Status ParseKeyConditionExpression(std::string_view text, const ExpressionContex
 
   const FilterExpr* hash = nullptr;
   const FilterExpr* range = nullptr;
+  bool other_attribute = false;
   for (const FilterExpr* condition : conditions) {
     const std::string& attribute = condition->operands[0].attribute;
     const FilterExpr** slot = attribute == context.hash_key    ? &hash
                               : attribute == context.range_key ? &range
                                                                : nullptr;
-    if (!slot) return Status::InvalidArgument("Query key condition not supported");
+    if (!slot) {
+      other_attribute = true;
+      continue;
+    }
     if (s = CheckKeyValues(*condition); !s.ok()) return s;
     *slot = condition;
   }
+  // As DynamoDB: a missing partition key is named first, whatever else the condition holds.
   if (!hash) {
     return Status::InvalidArgument("Query condition missed key schema element: " + context.hash_key);
   }
+  if (other_attribute) return Status::InvalidArgument("Query key condition not supported");
   if (hash->kind != FilterExpr::Kind::kCompare || hash->op != CompareOp::kEq) {
     return Status::InvalidArgument("Query key condition not supported");
   }

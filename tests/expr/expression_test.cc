@@ -130,6 +130,8 @@ TEST_F(ExpressionTest, KeyConditionSchemaErrors) {
   EXPECT_EQ(KeyError("deviceId = :d AND temperature > :one"), "Query key condition not supported");
   EXPECT_EQ(KeyError("deviceId < :d"), "Query key condition not supported");
   EXPECT_EQ(KeyError("begins_with(deviceId, :d)"), "Query key condition not supported");
+  // Without the partition key, that is what is named, even beside a non-key attribute.
+  EXPECT_EQ(KeyError("temperature = :one"), "Query condition missed key schema element: deviceId");
   EXPECT_EQ(KeyError("deviceId = :d AND readingTs > :t AND readingTs < :u"),
             "Invalid KeyConditionExpression: KeyConditionExpressions must only contain one "
             "condition per key");
@@ -244,7 +246,7 @@ TEST_F(ExpressionTest, CustomKeySchema) {
   KeyResult r = Key("pk = :d AND sk > :t");
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.op, SortKeyOp::kGt);
-  EXPECT_EQ(KeyError("deviceId = :d"), "Query key condition not supported");
+  EXPECT_EQ(KeyError("deviceId = :d"), "Query condition missed key schema element: pk");
   EXPECT_EQ(KeyError("sk = :t"), "Query condition missed key schema element: pk");
   EXPECT_TRUE(Filter("deviceId = :d") != nullptr) << "not a key attribute under this schema";
   EXPECT_EQ(FilterError("sk > :t"),
