@@ -158,14 +158,17 @@ Status ToFilter(const std::string& attribute, Condition condition, std::unique_p
   } else if (condition.op == "NOT_NULL") {
     *out = Node(Kind::kAttributeExists, {Attribute(attribute)});
   } else if (condition.op == "IN") {
-    std::unique_ptr<FilterExpr> any;
-    for (storage::AttributeValue& value : v) {
-      any = Combine(Kind::kOr, std::move(any), Node(Kind::kCompare, {Attribute(attribute), Literal(std::move(value))}));
+    std::vector<Operand> operands = {Attribute(attribute)};
+    for (storage::AttributeValue& value : v) operands.push_back(Literal(std::move(value)));
+    *out = Node(Kind::kIn, std::move(operands));
+  } else {  // CONTAINS, NOT_CONTAINS: a substring of a string; NOT_CONTAINS is its complement
+    *out = Node(Kind::kContains, {Attribute(attribute), Literal(std::move(v[0]))});
+    if (condition.op == "NOT_CONTAINS") {
+      auto negation = std::make_unique<FilterExpr>();
+      negation->kind = Kind::kNot;
+      negation->children.push_back(std::move(*out));
+      *out = std::move(negation);
     }
-    *out = std::move(any);
-  } else {
-    return Status::InvalidArgument("ComparisonOperator " + condition.op +
-                                   " is not supported: readings hold scalar values (use EQ, BEGINS_WITH or IN)");
   }
   return Status::OK();
 }

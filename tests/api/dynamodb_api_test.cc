@@ -610,6 +610,12 @@ TEST_F(DynamoDbApiTest, LegacyParametersAnswerAsTheirExpressions) {
   EXPECT_EQ(Call("Scan", scan).Json()["Count"], 4);
   scan["ScanFilter"] = {{"humidity", {{"ComparisonOperator", "NOT_NULL"}}}};
   EXPECT_EQ(Call("Scan", scan).Json()["Count"], 1);
+  // "warn" holds "ar": a1's 30 odd minutes; NOT_CONTAINS is the other 37 of the 67 readings,
+  // those without a status among them.
+  scan["ScanFilter"] = {{"status", {{"ComparisonOperator", "CONTAINS"}, {"AttributeValueList", {{{"S", "ar"}}}}}}};
+  EXPECT_EQ(Call("Scan", scan).Json()["Count"], 30);
+  scan["ScanFilter"]["status"]["ComparisonOperator"] = "NOT_CONTAINS";
+  EXPECT_EQ(Call("Scan", scan).Json()["Count"], 37);
 
   json mixed = legacy;
   mixed["FilterExpression"] = "temperature > :t";
