@@ -77,24 +77,58 @@ class StoreEvents : public rocksdb::EventListener {
   std::shared_ptr<CorruptionTally> tally_;
 };
 
-class RocksPartitionIterator : public PartitionIterator {
+// A RocksDB iterator over [lower, upper) that reports a corruption to the tally once, however
+// often its status is asked. Both iterators below hold one.
+class BoundedIterator {
  public:
-  RocksPartitionIterator(rocksdb::DB* db, CorruptionTally* tally, std::string_view device_id, std::string_view lower,
-                         std::string_view upper)
+  // `prefix_bloom`: the bounds stay in one partition, so its prefix bloom filters may skip files;
+  // else (across partitions) they must not.
+  BoundedIterator(rocksdb::DB* db, CorruptionTally* tally, std::string lower, std::string upper, bool prefix_bloom)
       : tally_(tally),
-        prefix_(EncodeKey(device_id, "")),
-        lower_(prefix_ + std::string(lower)),
-        upper_(prefix_ + (upper.empty() ? std::string(1, kSortKeyEnd) : std::string(upper))),
+        lower_(std::move(lower)),
+        upper_(std::move(upper)),
         lower_slice_(lower_),
         upper_slice_(upper_) {
     rocksdb::ReadOptions ro;
     ro.iterate_lower_bound = &lower_slice_;
     ro.iterate_upper_bound = &upper_slice_;
-    // Bloom filters on the partition prefix are used whenever the bounds stay in one partition,
-    // which they always do here.
-    ro.auto_prefix_mode = true;
+    if (prefix_bloom) {
+      ro.auto_prefix_mode = true;
+    } else {
+      ro.total_order_seek = true;
+    }
     it_.reset(db->NewIterator(ro));
   }
+
+  rocksdb::Iterator* operator->() const { return it_.get(); }
+  std::string_view value() const {
+    auto v = it_->value();
+    return std::string_view(v.data(), v.size());
+  }
+  Status status(std::string_view context) const {
+    auto s = it_->status();
+    if (!counted_ && s.IsCorruption()) {
+      counted_ = true;
+      tally_->Record(s);
+    }
+    return FromRocks(s, context);
+  }
+
+ private:
+  CorruptionTally* tally_;
+  mutable bool counted_ = false;
+  std::string lower_, upper_;
+  rocksdb::Slice lower_slice_, upper_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+class RocksPartitionIterator : public PartitionIterator {
+ public:
+  RocksPartitionIterator(rocksdb::DB* db, CorruptionTally* tally, std::string_view device_id, std::string_view lower,
+                         std::string_view upper)
+      : prefix_(EncodeKey(device_id, "")),
+        it_(db, tally, prefix_ + std::string(lower),
+            prefix_ + (upper.empty() ? std::string(1, kSortKeyEnd) : std::string(upper)), /*prefix_bloom=*/true) {}
 
   void SeekToFirst() override { it_->SeekToFirst(); }
   void SeekToLast() override { it_->SeekToLast(); }
@@ -107,46 +141,24 @@ class RocksPartitionIterator : public PartitionIterator {
     auto k = it_->key();
     return std::string_view(k.data() + prefix_.size(), k.size() - prefix_.size());
   }
-  std::string_view encoded_attributes() const override {
-    auto v = it_->value();
-    return std::string_view(v.data(), v.size());
-  }
-  Status status() const override {
-    auto s = it_->status();
-    if (!counted_ && s.IsCorruption()) {  // once per iterator, however often it is asked
-      counted_ = true;
-      tally_->Record(s);
-    }
-    return FromRocks(s, "iterator");
-  }
+  std::string_view encoded_attributes() const override { return it_.value(); }
+  Status status() const override { return it_.status("iterator"); }
 
  private:
   std::string Key(std::string_view sort_key) const { return prefix_ + std::string(sort_key); }
 
-  CorruptionTally* tally_;
-  mutable bool counted_ = false;
-  std::string prefix_, lower_, upper_;
-  rocksdb::Slice lower_slice_, upper_slice_;
-  std::unique_ptr<rocksdb::Iterator> it_;
+  const std::string prefix_;  // before it_, which is built from it
+  BoundedIterator it_;
 };
 
 // Every reading key lies in ["DEV#", "DEV$"): the META# keys sort after them.
 class RocksTableIterator : public TableIterator {
  public:
   RocksTableIterator(rocksdb::DB* db, CorruptionTally* tally)
-      : tally_(tally),
-        lower_(kPartitionPrefix),
-        upper_(std::string(kPartitionPrefix.substr(0, kPartitionPrefix.size() - 1)) +
-               static_cast<char>(kPartitionPrefix.back() + 1)),
-        lower_slice_(lower_),
-        upper_slice_(upper_) {
-    rocksdb::ReadOptions ro;
-    ro.iterate_lower_bound = &lower_slice_;
-    ro.iterate_upper_bound = &upper_slice_;
-    // Across partitions: the partition-prefix bloom filters must not be used to skip.
-    ro.total_order_seek = true;
-    it_.reset(db->NewIterator(ro));
-  }
+      : it_(db, tally, std::string(kPartitionPrefix),
+            std::string(kPartitionPrefix.substr(0, kPartitionPrefix.size() - 1)) +
+                static_cast<char>(kPartitionPrefix.back() + 1),
+            /*prefix_bloom=*/false) {}
 
   void SeekToFirst() override {
     it_->SeekToFirst();
@@ -163,19 +175,8 @@ class RocksTableIterator : public TableIterator {
   }
   std::string_view device_id() const override { return device_id_; }
   std::string_view sort_key() const override { return sort_key_; }
-  std::string_view encoded_attributes() const override {
-    auto v = it_->value();
-    return std::string_view(v.data(), v.size());
-  }
-  Status status() const override {
-    if (!error_.ok()) return error_;
-    auto s = it_->status();
-    if (!counted_ && s.IsCorruption()) {
-      counted_ = true;
-      tally_->Record(s);
-    }
-    return FromRocks(s, "table iterator");
-  }
+  std::string_view encoded_attributes() const override { return it_.value(); }
+  Status status() const override { return error_.ok() ? it_.status("table iterator") : error_; }
 
  private:
   void Settle() {
@@ -187,11 +188,7 @@ class RocksTableIterator : public TableIterator {
     }
   }
 
-  CorruptionTally* tally_;
-  mutable bool counted_ = false;
-  std::string lower_, upper_;
-  rocksdb::Slice lower_slice_, upper_slice_;
-  std::unique_ptr<rocksdb::Iterator> it_;
+  BoundedIterator it_;
   std::string_view device_id_, sort_key_;
   Status error_;
 };
