@@ -412,4 +412,9 @@ Status ParseReadParameters(const Context& context, const Json& body, std::string
   return Status::OK();
 }
 
+Status CheckPlaceholdersUsed(const Expressions& expressions, const ReadParameters& read) {
+  const std::vector<std::string_view> texts(read.expression_texts.begin(), read.expression_texts.end());
+  return expr::CheckPlaceholdersUsed(expressions.context, texts);
+}
+
 }  // namespace readingsd::api::dynamodb::internal

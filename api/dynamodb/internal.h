@@ -143,6 +143,9 @@ struct ReadParameters {
 Status ParseReadParameters(const Context& context, const Json& body, std::string_view filter_member,
                            bool key_attributes_in_filter, Constraints* constraints, Expressions* expressions,
                            ReadParameters* out);
+// After the operation's own expressions are in read.expression_texts: every placeholder given
+// must be used by one of them, as DynamoDB requires.
+Status CheckPlaceholdersUsed(const Expressions& expressions, const ReadParameters& read);
 
 http::Response QueryOp(const Context& context, const Json& body);
 http::Response GetItemOp(const Context& context, const Json& body);

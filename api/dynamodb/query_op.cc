@@ -8,10 +8,6 @@
 namespace readingsd::api::dynamodb::internal {
 namespace {
 
-std::vector<std::string_view> Views(const std::vector<std::string>& texts) {
-  return std::vector<std::string_view>(texts.begin(), texts.end());
-}
-
 Status OutsideBoundaries() {
   return Status::InvalidArgument(
       "The provided starting key is outside query boundaries based on provided conditions");
@@ -65,9 +61,7 @@ Status ParseQuery(const Context& context, const Json& body, ParsedQuery* query) 
     return Status::InvalidArgument(
         "Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
   }
-  if (Status s = expr::CheckPlaceholdersUsed(query->expressions.context, Views(read.expression_texts)); !s.ok()) {
-    return s;
-  }
+  if (Status s = CheckPlaceholdersUsed(query->expressions, read); !s.ok()) return s;
 
   request.filter = read.filter.get();
   request.limit = read.limit;

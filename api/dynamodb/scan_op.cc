@@ -75,8 +75,7 @@ Status ParseScan(const Context& context, const Json& body, ParsedScan* scan) {
           std::to_string(*segment) + " is not less than TotalSegments: " + std::to_string(*total_segments));
     }
   }
-  std::vector<std::string_view> texts(read.expression_texts.begin(), read.expression_texts.end());
-  if (Status s = expr::CheckPlaceholdersUsed(scan->expressions.context, texts); !s.ok()) return s;
+  if (Status s = CheckPlaceholdersUsed(scan->expressions, read); !s.ok()) return s;
 
   query::ScanRequest& request = scan->request;
   request.filter = read.filter.get();
