@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/temp_dir.h"
+
 namespace readingsd::config {
 namespace {
 
@@ -17,9 +19,19 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
+// One directory per run, removed at exit: fixed names under a shared /tmp would collide with
+// another user's run.
+const test::TempDir& Scratch() {
+  static const test::TempDir dir("readingsd-config-test");
+  return dir;
+}
+
 std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "readingsd_config_test_" + name;
-  std::ofstream(path, std::ios::binary) << text;
+  std::string path = Scratch().File(name);
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) ADD_FAILURE() << "cannot write " << path;
   return path;
 }
 
@@ -443,7 +455,7 @@ TEST(CommandLineTest, FileErrorsNameThePathAndLine) {
   EXPECT_TRUE(p.status.IsInvalidArgument());
   EXPECT_EQ(p.status.message(), path + ":3: mqtt.port: must be 1..65535, got 0");
 
-  std::string missing = ::testing::TempDir() + "readingsd_config_test_missing.toml";
+  std::string missing = Scratch().File("missing.toml");
   p = Parse({"--config", missing});
   EXPECT_FALSE(p.status.ok());
   EXPECT_EQ(p.status.code(), Status::Code::kIOError);
@@ -465,7 +477,8 @@ TEST(CommandLineTest, PrintConfigOutputParsesBack) {
 
 TEST(CommandLineTest, Commands) {
   const std::pair<const char*, Command> cases[] = {
-      {"run", Command::kRun}, {"query", Command::kQuery}, {"check-config", Command::kCheckConfig}};
+      {"run", Command::kRun}, {"serve", Command::kServe}, {"query", Command::kQuery},
+      {"check-config", Command::kCheckConfig}};
   for (const auto& [word, command] : cases) {
     Parsed p = Parse({word});
     ASSERT_TRUE(p.status.ok()) << p.status.message();
@@ -576,11 +589,11 @@ TEST(ReadSecretFileTest, EmptyOrUnreadableIsAnError) {
     EXPECT_TRUE(s.IsInvalidArgument());
     EXPECT_EQ(s.message(), path + ": is empty");
   }
-  std::string missing = ::testing::TempDir() + "readingsd_config_test_no_such_secret";
+  std::string missing = Scratch().File("no_such_secret");
   Status s = ReadSecretFile(missing, &secret);
   EXPECT_EQ(s.code(), Status::Code::kIOError);
   EXPECT_EQ(s.message(), "cannot read " + missing + ": No such file or directory");
-  s = ReadSecretFile(::testing::TempDir(), &secret);
+  s = ReadSecretFile(Scratch().path(), &secret);
   EXPECT_EQ(s.code(), Status::Code::kIOError);
   EXPECT_THAT(s.message(), HasSubstr("Is a directory"));
   EXPECT_EQ(secret, "untouched");
@@ -612,7 +625,7 @@ TEST(ReadTokenFileTest, AFileWithoutATokenIsAnError) {
     EXPECT_EQ(s.message(), path + ": no token in it (one per line; lines starting with # are comments)");
     EXPECT_THAT(tokens, ElementsAre("untouched"));
   }
-  std::string missing = ::testing::TempDir() + "readingsd_config_test_no_such_tokens";
+  std::string missing = Scratch().File("no_such_tokens");
   std::vector<std::string> tokens;
   Status s = ReadTokenFile(missing, &tokens);
   EXPECT_EQ(s.code(), Status::Code::kIOError);
