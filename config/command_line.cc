@@ -92,6 +92,7 @@ struct Flag {
 Status ParseCommandLine(int argc, const char* const* argv, Config* config, CommandLine* cmd) {
   static constexpr std::pair<std::string_view, Command> kCommands[] = {
       {"run", Command::kRun},
+      {"serve", Command::kServe},
       {"query", Command::kQuery},
       {"backup", Command::kBackup},
       {"verify", Command::kVerify},
@@ -183,7 +184,7 @@ Status ParseCommandLine(int argc, const char* const* argv, Config* config, Comma
     return Status::InvalidArgument(
         "backup: needs exactly one argument, the directory to write the copy to");
   }
-  if ((result.command == Command::kRun || result.command == Command::kCheckConfig ||
+  if ((result.command == Command::kRun || result.command == Command::kServe || result.command == Command::kCheckConfig ||
        result.command == Command::kVerify) &&
       !result.args.empty()) {
     return Status::InvalidArgument(std::string(command) + ": unexpected argument \"" +

@@ -244,6 +244,7 @@ std::string ToToml(const Config& config) {
 std::string HelpText() {
   std::string out =
       "Usage: readingsd [OPTIONS] [run]\n"
+      "       readingsd [OPTIONS] serve\n"
       "       readingsd [OPTIONS] query [QUERY OPTIONS]\n"
       "       readingsd [OPTIONS] backup DIR\n"
       "       readingsd [OPTIONS] verify\n"
@@ -252,6 +253,8 @@ std::string HelpText() {
       "\n"
       "Commands:\n"
       "  run            ingest readings from MQTT and serve the HTTP API (the default)\n"
+      "  serve          serve the HTTP API over the store opened read-only, with no\n"
+      "                 ingest: for a backup or a copy, beside a running daemon\n"
       "  query          query the store; its options follow it (readingsd query --help)\n"
       "  backup DIR     write a consistent copy of the store to the new directory DIR\n"
       "  verify         check the store and every block of it against its checksum\n"

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
     case config::Command::kVerify: return daemon::VerifyCommand(config);
     case config::Command::kRepair: return daemon::RepairCommand(config, cmd.args);
     case config::Command::kRun: return daemon::RunService(config, cmd.config_path);
+    case config::Command::kServe:
+      return daemon::RunService(config, cmd.config_path, daemon::ServiceMode::kServeReadOnly);
   }
   return daemon::kExitUsage;
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "base/text.h"
@@ -40,6 +41,9 @@ bool Readiness(const ingest::IngestState& st, std::chrono::seconds drops_unready
     *detail = "broker not connected: " + st.last_error;
   } else if (!st.subscribed) {
     *detail = "broker connected, subscribing";
+  } else if (!st.client_id_conflict.empty() &&
+             std::chrono::steady_clock::now() - st.client_id_conflict_at < std::chrono::seconds(60)) {
+    *detail = st.client_id_conflict;
   } else if (dropping) {
     *detail = "the broker is dropping messages for full queues: it dropped " + std::to_string(st.broker_dropped) +
               " since it started, some within the last " + std::to_string(drops_unready.count()) +
@@ -90,9 +94,10 @@ void Reload(const config::Config& running, const std::string& config_path, Log* 
 
 // Pings systemd only while both halves are alive: the ingest loop turned recently and HTTP
 // answers its own /healthz. A wedged daemon is then restarted by the watchdog.
-void PingWatchdog(const ingest::MqttIngest& ingest, const std::string& http_host, const std::string& http_port,
+// `ingest` is null when the daemon only serves.
+void PingWatchdog(const ingest::MqttIngest* ingest, const std::string& http_host, const std::string& http_port,
                   const std::string& token, Log* log) {
-  bool ingest_alive = std::chrono::steady_clock::now() - ingest.LastLoop() < std::chrono::seconds(10);
+  bool ingest_alive = !ingest || std::chrono::steady_clock::now() - ingest->LastLoop() < std::chrono::seconds(10);
   HttpGetResult probe;
   bool http_alive =
       HttpGet(http_host, http_port, "/healthz", token, std::chrono::seconds(2), &probe).ok() && probe.status == 200;
@@ -101,7 +106,11 @@ void PingWatchdog(const ingest::MqttIngest& ingest, const std::string& http_host
                                        (http_alive ? "" : " HTTP not answering"));
     return;
   }
-  ingest::IngestState st = ingest.State();
+  if (!ingest) {
+    sd_notify(0, "WATCHDOG=1\nSTATUS=serving a read-only store, ingest off");
+    return;
+  }
+  ingest::IngestState st = ingest->State();
   sd_notifyf(0, "WATCHDOG=1\nSTATUS=%s; %llu readings written, %llu rejected",
              st.connected ? "broker connected" : "broker not connected",
              static_cast<unsigned long long>(st.readings_written), static_cast<unsigned long long>(st.messages_rejected));
@@ -161,6 +170,38 @@ sigset_t BlockHandledSignals() {
   return set;
 }
 
+// Starts MQTT ingest into `store`, reporting to the exporter and the log.
+Status StartIngest(const config::Config& config, const std::string& password, storage::Store* store,
+                   metrics::Exporter* exporter, Log* log, std::unique_ptr<ingest::MqttIngest>* ingest) {
+  ingest::IngestHooks ingest_hooks;
+  ingest_hooks.log = [log](LogLevel level, std::string_view msg) { log->Write(level, msg); };
+  ingest_hooks.on_batch_written = [exporter](std::span<const storage::Reading> batch,
+                                             std::chrono::duration<double> seconds) {
+    exporter->write_batch_size().Observe(static_cast<double>(batch.size()));
+    exporter->write_batch_seconds().Observe(seconds.count());
+    exporter->readings_ingested().Increment(static_cast<double>(batch.size()));
+    for (const auto& r : batch) exporter->hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
+  };
+  ingest_hooks.on_rejected = [exporter, log](std::string_view topic, const ingest::Rejection& r) {
+    const std::string reason(ingest::ReasonName(r.reason));
+    exporter->readings_rejected(reason).Increment();
+    // Limited per reason, so one flood cannot hide the first lines of another.
+    const std::string key = "ingest: rejected (" + reason + ")";
+    log->WriteLimited(key, LogLevel::kWarning,
+                      key + " on " + std::string(topic) + (r.device_id.empty() ? "" : ", device " + r.device_id) +
+                          ": " + r.message);
+  };
+  ingest_hooks.on_connection = [exporter, ever_connected = false](bool connected) mutable {
+    exporter->mqtt_connected().Set(connected ? 1 : 0);
+    if (connected && ever_connected) exporter->mqtt_reconnects().Increment();
+    ever_connected = ever_connected || connected;
+  };
+  ingest_hooks.on_broker_dropped = [exporter](uint64_t total) { exporter->SetBrokerDroppedMessages(total); };
+  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
+  ingest_options.password = password;
+  return ingest::MqttIngest::Start(ingest_options, store, ingest_hooks, ingest);
+}
+
 }  // namespace
 
 int ExitCodeFor(const Status& s) {
@@ -174,7 +215,8 @@ int ExitCodeFor(const Status& s) {
 }
 
 
-int RunService(const config::Config& config, const std::string& config_path) {
+int RunService(const config::Config& config, const std::string& config_path, ServiceMode mode) {
+  const bool serve_only = mode == ServiceMode::kServeReadOnly;
   Log log(ParseLogLevel(config.log.level));
   sigset_t signals = BlockHandledSignals();
 
@@ -186,20 +228,24 @@ int RunService(const config::Config& config, const std::string& config_path) {
     }
   }
   std::string password;
-  if (!config.mqtt.password_file.empty()) {
+  if (!serve_only && !config.mqtt.password_file.empty()) {
     if (Status s = config::ReadSecretFile(config.mqtt.password_file, &password); !s.ok()) {
       log.Write(LogLevel::kError, "config: mqtt.password_file: " + s.message());
       return kExitConfig;
     }
   }
 
-  StartCreates start_creates(config.storage.data_dir);
+  // A read-only open creates nothing, so there is nothing to take back.
+  std::optional<StartCreates> start_creates;
+  if (!serve_only) start_creates.emplace(config.storage.data_dir);
+  storage::StoreOptions store_options = StoreOptionsFrom(config.storage);
+  store_options.read_only = serve_only;
   std::unique_ptr<storage::Store> store;
-  if (Status s = storage::Store::Open(StoreOptionsFrom(config.storage), &store); !s.ok()) {
+  if (Status s = storage::Store::Open(store_options, &store); !s.ok()) {
     log.Write(LogLevel::kError, "storage: " + s.ToString());
     return ExitCodeFor(s);
   }
-  log.Write(LogLevel::kInfo, "storage: opened " + config.storage.data_dir);
+  log.Write(LogLevel::kInfo, "storage: opened " + config.storage.data_dir + (serve_only ? " read-only; ingest is off" : ""));
 
   metrics::Exporter exporter(HotnessOptionsFrom(config.metrics));
   exporter.SetStoreFiguresSource([&store] {
@@ -219,7 +265,11 @@ int RunService(const config::Config& config, const std::string& config_path) {
   api::RouterHooks router_hooks;
   router_hooks.ops.metrics = [&exporter] { return exporter.Serialize(); };
   const std::chrono::seconds drops_unready(config.mqtt.broker_drops_unready_seconds);
-  router_hooks.ops.ready = [&ingest, &store, drops_unready](std::string* detail) {
+  router_hooks.ops.ready = [&ingest, &store, drops_unready, serve_only](std::string* detail) {
+    if (serve_only) {
+      *detail = "serving a read-only store (readingsd serve): ingest is off";
+      return true;
+    }
     if (!ingest) {
       *detail = "starting";
       return false;
@@ -255,39 +305,12 @@ int RunService(const config::Config& config, const std::string& config_path) {
   log.Write(LogLevel::kInfo, "http: listening on " + listen.host + ":" + http_port);
   const std::string http_host = LoopbackFor(listen.host);  // where the watchdog probe connects
 
-  ingest::IngestHooks ingest_hooks;
-  ingest_hooks.log = [&log](LogLevel level, std::string_view msg) { log.Write(level, msg); };
-  ingest_hooks.on_batch_written = [&exporter](std::span<const storage::Reading> batch,
-                                              std::chrono::duration<double> seconds) {
-    exporter.write_batch_size().Observe(static_cast<double>(batch.size()));
-    exporter.write_batch_seconds().Observe(seconds.count());
-    exporter.readings_ingested().Increment(static_cast<double>(batch.size()));
-    for (const auto& r : batch) exporter.hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
-  };
-  ingest_hooks.on_rejected = [&exporter, &log](std::string_view topic, const ingest::Rejection& r) {
-    const std::string reason(ingest::ReasonName(r.reason));
-    exporter.readings_rejected(reason).Increment();
-    // Limited per reason, so one flood cannot hide the first lines of another.
-    const std::string key = "ingest: rejected (" + reason + ")";
-    log.WriteLimited(key, LogLevel::kWarning,
-                     key + " on " + std::string(topic) + (r.device_id.empty() ? "" : ", device " + r.device_id) +
-                         ": " + r.message);
-  };
-  bool ever_connected = false;
-  ingest_hooks.on_connection = [&exporter, &ever_connected](bool connected) {
-    exporter.mqtt_connected().Set(connected ? 1 : 0);
-    if (connected && ever_connected) exporter.mqtt_reconnects().Increment();
-    ever_connected = ever_connected || connected;
-  };
-  ingest_hooks.on_broker_dropped = [&exporter](uint64_t total) { exporter.SetBrokerDroppedMessages(total); };
-  ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
-  ingest_options.password = password;
-  if (Status s = ingest::MqttIngest::Start(ingest_options, store.get(), ingest_hooks, &ingest); !s.ok()) {
+  if (Status s = serve_only ? Status::OK() : StartIngest(config, password, store.get(), &exporter, &log, &ingest);
+      !s.ok()) {
     log.Write(LogLevel::kError, s.ToString());
     return kExitConfig;
   }
-
-  start_creates.Keep();
+  if (start_creates) start_creates->Keep();
   // READY once the store is open and the port listens; the broker may come later (/readyz says).
   sd_notifyf(0, "READY=1\nSTATUS=serving HTTP on port %s, store %s", http_port.c_str(),
              config.storage.data_dir.c_str());
@@ -308,15 +331,15 @@ int RunService(const config::Config& config, const std::string& config_path) {
     if (sig == SIGHUP) Reload(config, config_path, &log);
     log.ReportSuppressed();
     LogCorruption(*store, &corruption_logged, &log);
-    if (watchdog) PingWatchdog(*ingest, http_host, http_port, token, &log);
+    if (watchdog) PingWatchdog(ingest.get(), http_host, http_port, token, &log);
   }
 
   sd_notify(0, "STOPPING=1\nSTATUS=stopping: finishing in-flight writes");
-  ingest->Stop(std::chrono::seconds(10));
+  if (ingest) ingest->Stop(std::chrono::seconds(10));
   server->Stop();
-  ingest::IngestState st = ingest->State();
+  const uint64_t written = ingest ? ingest->State().readings_written : 0;
   store.reset();
-  log.Write(LogLevel::kInfo, "stopped; " + std::to_string(st.readings_written) + " readings written this run");
+  log.Write(LogLevel::kInfo, "stopped; " + std::to_string(written) + " readings written this run");
   return kExitOk;
 }
 

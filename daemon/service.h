@@ -1,5 +1,5 @@
-// The `run` command: opens the store, serves HTTP, ingests MQTT, talks to systemd, and shuts
-// down cleanly on SIGTERM/SIGINT.
+// The `run` and `serve` commands: open the store, serve HTTP, ingest MQTT (`run` only), talk to
+// systemd, and shut down cleanly on SIGTERM/SIGINT.
 #pragma once
 
 #include <string>
@@ -24,7 +24,13 @@ inline constexpr int kExitConfig = 78;   // invalid configuration
 // foreign, 74 any other I/O error.
 int ExitCodeFor(const Status& s);
 
+enum class ServiceMode {
+  kIngestAndServe,  // `run`: MQTT ingest and the HTTP API
+  kServeReadOnly,   // `serve`: the HTTP API over a store opened read-only (a backup, a copy), no ingest
+};
+
 // `config_path` ("" = none) is re-read on SIGHUP.
-int RunService(const config::Config& config, const std::string& config_path);
+int RunService(const config::Config& config, const std::string& config_path,
+               ServiceMode mode = ServiceMode::kIngestAndServe);
 
 }  // namespace readingsd::daemon

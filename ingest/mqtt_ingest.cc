@@ -8,6 +8,7 @@
 #include <charconv>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -147,6 +148,7 @@ class MosquittoIngest : public MqttIngest {
       return;
     }
     connack_ok_ = true;
+    connected_at_ = std::chrono::steady_clock::now();
     bool session_present = (flags & 1) != 0;
     bool reconnect = ever_connected_;
     bool lost = reconnect && !session_present;
@@ -190,8 +192,39 @@ class MosquittoIngest : public MqttIngest {
     });
     if (was) {
       if (rc != 0) Log(LogLevel::kWarning, "mqtt: connection lost: " + why);
+      if (rc != 0) NoteShortConnection(rc);
       if (hooks_.on_connection) hooks_.on_connection(false);
     }
+  }
+
+  // Two clients with one client id take the session from each other on every reconnect,
+  // forever; each only sees "connection lost". An MQTT 5 broker says why (reason 0x8E,
+  // session taken over); with 3.1.1 the sign is the pattern: three connections in a minute
+  // that each lasted under 10 s and were made at the first try (a broker that restarts or a
+  // network that drops refuses some attempts in between; a broker handing our session to a
+  // twin never does).
+  void NoteShortConnection(int rc) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - connected_at_ < std::chrono::seconds(10) && !connect_failed_) short_connections_.push_back(now);
+    connect_failed_ = false;
+    while (!short_connections_.empty() && now - short_connections_.front() > std::chrono::seconds(60)) {
+      short_connections_.pop_front();
+    }
+    const bool taken_over = options_.mqtt_v5 && rc == MQTT_RC_SESSION_TAKEN_OVER;
+    if (!taken_over && short_connections_.size() < 3) return;
+    std::string conflict =
+        (taken_over ? "the broker gave our session to another client with client id '"
+                    : "the connection was lost " + std::to_string(short_connections_.size()) +
+                          " times in a minute, each within 10 s of connecting: another client with client id '") +
+        options_.client_id + "' (e.g. a second readingsd with the same config) " +
+        (taken_over ? "connected" : "is the likely cause") +
+        "; give each one its own mqtt.client_id, or serve a copy read-only with `readingsd serve`";
+    UpdateState([&](IngestState& s) {
+      s.client_id_conflict = conflict;
+      s.client_id_conflict_at = now;
+    });
+    Log(LogLevel::kError, "mqtt: " + conflict);
+    short_connections_.clear();  // the next warning needs three more
   }
 
   void HandleMessage(const mosquitto_message& msg) {
@@ -277,6 +310,7 @@ class MosquittoIngest : public MqttIngest {
   // failures are errors: retrying will not fix a certificate. Retries back off exponentially,
   // with jitter, so a fleet of daemons does not reconnect in lockstep.
   void ConnectFailed(const std::string& why, bool tls) {
+    connect_failed_ = true;
     if (!refused_) {
       Log(tls ? LogLevel::kError : LogLevel::kWarning,
           "mqtt: cannot connect to " + options_.host + ":" + std::to_string(options_.port) + ": " + why +
@@ -437,6 +471,9 @@ class MosquittoIngest : public MqttIngest {
   bool ever_connected_ = false;
   // The current connection attempt: CONNACK accepted / refused; libmosquitto's logged errors.
   bool connack_ok_ = false;
+  std::chrono::steady_clock::time_point connected_at_{};
+  std::deque<std::chrono::steady_clock::time_point> short_connections_;  // see NoteShortConnection
+  bool connect_failed_ = false;  // an attempt failed since the last connection was lost
   bool refused_ = false;
   std::string library_errors_;
   std::size_t pending_subacks_ = 0;

@@ -75,6 +75,11 @@ struct IngestState {
   uint64_t readings_written = 0;
   uint64_t messages_rejected = 0;
   std::string last_error;
+  // Set when the broker keeps taking the connection away soon after it was made, as it does
+  // when a second client connects with the same client id: the likely cause, said in words
+  // (with MQTT 5 the broker says so itself). When it last happened; {} = never.
+  std::string client_id_conflict;
+  std::chrono::steady_clock::time_point client_id_conflict_at{};
 };
 
 class MqttIngest {

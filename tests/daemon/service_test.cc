@@ -27,6 +27,7 @@
 #include "daemon/service.h"
 #include "storage/key.h"
 #include "tests/daemon/daemon_harness.h"
+#include "tests/support/damaged_store.h"
 #include "tests/support/mosquitto_broker.h"
 #include "tests/support/ports.h"
 #include "tests/support/publisher.h"
@@ -287,6 +288,42 @@ TEST(Service, BackupBesideARunningDaemonRestoresToAnIdenticalStore) {
   EXPECT_EQ(Difference(StoredReadings(dir.File("copy"), DeviceIds(30)), daemon.StoredReadings(DeviceIds(30))), "");
   auto [again, out2] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
   EXPECT_EQ(again, 64) << out2;  // refuses to overwrite
+}
+
+// Issue #25: `serve` answers over HTTP from a store opened read-only, a backup here, with ingest
+// off: ready without a broker, the readings there, nothing in the directory touched, nothing
+// taken from the broker.
+TEST(Service, ServeAnswersFromABackupReadOnlyWithIngestOff) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  auto generator = tools::GeneratorOptions{.count = 300, .devices = 3};
+  ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = generator}).exit_code, 0);
+  ASSERT_EQ(daemon.WaitForStored(DeviceIds(3), 300, std::chrono::seconds(30)), 300u);
+  TempDir dir("readingsd-serve");
+  const std::string copy = dir.File("copy");
+  ASSERT_EQ(RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", copy}).first, 0);
+  EXPECT_EQ(daemon.Terminate(), 0);  // its session stays: the broker queues what comes next for it
+  const DirSnapshot before = Snapshot(copy);
+
+  Daemon served({.broker_port = broker.port(), .extra_args = {"--storage.data_dir=" + copy, "serve"}});
+  served.Start();  // ready with no broker connection
+  auto [status, ready] = Get(served.http_port(), "/readyz");
+  EXPECT_EQ(status, 200);
+  EXPECT_NE(ready.find("read-only"), std::string::npos) << ready;
+  auto [code, body] = Get(served.http_port(), "/v1/devices/" + DeviceIds(3)[0] + "/readings?limit=1000");
+  EXPECT_EQ(code, 200);
+  EXPECT_NE(body.find("\"count\":100"), std::string::npos) << body.substr(0, 300);
+  generator.start_ms += 3'600'000;  // an hour later: 300 new readings
+  ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = generator}).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(served.Terminate(), 0);
+  EXPECT_EQ(served.log().find("mqtt:"), std::string::npos) << served.log();
+  EXPECT_EQ(SnapshotDiff(before, Snapshot(copy)), "");
+  // What was published meanwhile waited for the ingesting daemon, which gets all of it.
+  daemon.Start();
+  EXPECT_EQ(daemon.WaitForStored(DeviceIds(3), 600, std::chrono::seconds(30)), 600u);
+  EXPECT_EQ(daemon.Terminate(), 0);
 }
 
 // A backup taken while readings stream in is a store of its own holding a consistent state:
