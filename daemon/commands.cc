@@ -217,6 +217,13 @@ int BackupCommand(const config::Config& config, const std::vector<std::string>& 
   options.read_only = true;  // works while the daemon runs: no lock, a consistent snapshot
   std::unique_ptr<storage::Store> store;
   Status s = storage::Store::Open(options, &store);
+  // "/srv/backup/2026-06-23" on a machine without /srv/backup yet: people name a dated copy
+  // inside a folder they have not made.
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::absolute(args[0]).parent_path();
+  if (s.ok() && !std::filesystem::create_directories(parent, ec) && ec) {
+    s = Status::IOError("cannot create " + parent.string() + ": " + ec.message());
+  }
   if (s.ok()) s = store->Checkpoint(args[0]);
   if (!s.ok()) {
     std::fprintf(stderr, "readingsd backup: %s\n", s.ToString().c_str());

@@ -280,13 +280,13 @@ TEST(Service, BackupBesideARunningDaemonRestoresToAnIdenticalStore) {
   auto generator = tools::GeneratorOptions{.count = 3000, .devices = 30};
   ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = generator}).exit_code, 0);
   ASSERT_EQ(daemon.WaitForStored(DeviceIds(30), 3000, std::chrono::seconds(30)), 3000u);
-  TempDir dir("readingsd-backup");
-  auto [status, out] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
+  TempDir dir("readingsd-backup");  // backups/ does not exist yet: backup makes it
+  auto [status, out] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("backups/copy")});
   ASSERT_EQ(status, 0) << out;
   EXPECT_EQ(daemon.Terminate(), 0);
-  EXPECT_EQ(Difference(StoredReadings(dir.File("copy"), DeviceIds(30)), PublishedReadings(generator)), "");
-  EXPECT_EQ(Difference(StoredReadings(dir.File("copy"), DeviceIds(30)), daemon.StoredReadings(DeviceIds(30))), "");
-  auto [again, out2] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("copy")});
+  EXPECT_EQ(Difference(StoredReadings(dir.File("backups/copy"), DeviceIds(30)), PublishedReadings(generator)), "");
+  EXPECT_EQ(Difference(StoredReadings(dir.File("backups/copy"), DeviceIds(30)), daemon.StoredReadings(DeviceIds(30))), "");
+  auto [again, out2] = RunReadingsd({"--storage.data_dir=" + daemon.data_dir(), "backup", dir.File("backups/copy")});
   EXPECT_EQ(again, 64) << out2;  // refuses to overwrite
 }
 
