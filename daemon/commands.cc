@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string_view>
 
 #include "base/text.h"
 #include "daemon/http_client.h"
@@ -23,7 +24,8 @@ namespace readingsd::daemon {
 namespace {
 
 namespace po = boost::program_options;
-using nlohmann::json;
+// ordered: walked in document order to restore exact numbers (NumberTexts).
+using json = nlohmann::ordered_json;
 
 std::string PercentEncode(std::string_view s) {
   static const char* hex = "0123456789ABCDEF";
@@ -42,18 +44,42 @@ std::string PercentEncode(std::string_view s) {
 
 std::string CellText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// Rows as an aligned table: `key` first (readingTs, or a bucket's start), then every other
-// field seen but deviceId, in name order.
-void PrintTable(const std::vector<json>& items, const std::string& key) {
-  std::vector<std::string> columns = {key};
-  for (const auto& item : items) {
-    for (const auto& [name, _] : item.items()) {
-      if (name != key && name != "deviceId" && std::find(columns.begin(), columns.end(), name) == columns.end()) {
-        columns.push_back(name);
-      }
+// The texts of the numbers a double would round (readings hold up to 38 digits), in order.
+class NumberTexts : public JsonParseObserver {
+ public:
+  void NumberText(const std::string& text) override { texts_.push_back(text); }
+  // Puts each rounded number of `value` back as its text, walking it in document order (which
+  // an ordered_json keeps), so a table or CSV shows every digit the daemon sent.
+  void Restore(json* value) {
+    if (value->is_structured()) {
+      for (auto& element : *value) Restore(&element);
+    } else if (value->is_number_float() && next_ < texts_.size()) {
+      *value = texts_[next_++];
     }
   }
-  std::sort(columns.begin() + 1, columns.end());
+
+ private:
+  std::vector<std::string> texts_;
+  std::size_t next_ = 0;
+};
+
+// The columns of `items`: `leading` first, then every other field seen but `skip`, in name order.
+std::vector<std::string> Columns(const std::vector<json>& items, std::vector<std::string> leading,
+                                 std::string_view skip) {
+  const std::size_t fixed = leading.size();
+  for (const auto& item : items) {
+    for (const auto& [name, _] : item.items()) {
+      if (name != skip && std::find(leading.begin(), leading.end(), name) == leading.end()) leading.push_back(name);
+    }
+  }
+  std::sort(leading.begin() + static_cast<std::ptrdiff_t>(fixed), leading.end());
+  return leading;
+}
+
+// Rows as an aligned table: `key` first (readingTs, or a bucket's start), then every other
+// field seen but deviceId (one device's readings), in name order.
+void PrintTable(const std::vector<json>& items, const std::string& key) {
+  const std::vector<std::string> columns = Columns(items, {key}, "deviceId");
   std::vector<std::size_t> width;
   for (const auto& c : columns) width.push_back(c.size());
   for (const auto& item : items) {
@@ -70,6 +96,29 @@ void PrintTable(const std::vector<json>& items, const std::string& key) {
   row([&](std::size_t i) { return columns[i]; });
   for (const auto& item : items) {
     row([&](std::size_t i) { return item.contains(columns[i]) ? CellText(item[columns[i]]) : std::string(); });
+  }
+}
+
+// RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Rows as CSV with a header line, `leading` columns first; a field a row lacks is empty.
+// Readings keep deviceId, so the file is one `readingsd import` reads back.
+void PrintCsv(const std::vector<json>& items, std::vector<std::string> leading) {
+  const std::vector<std::string> columns = Columns(items, std::move(leading), "");
+  auto line = [&](auto cell) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      std::printf("%s%s", CsvField(cell(i)).c_str(), i + 1 < columns.size() ? "," : "\r\n");
+    }
+  };
+  line([&](std::size_t i) { return columns[i]; });
+  for (const auto& item : items) {
+    line([&](std::size_t i) { return item.contains(columns[i]) ? CellText(item[columns[i]]) : std::string(); });
   }
 }
 
@@ -119,6 +168,7 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
       "order", po::value<std::string>(), "asc | desc")("filter", po::value<std::string>(), "e.g. temperature>30")(
       "attributes", po::value<std::string>(), "only these attributes, e.g. temperature,humidity")(
       "all", "follow nextCursor to the end")("json", "print the raw JSON pages")(
+      "csv", "print CSV (RFC 4180, a header line) instead of a table")(
       "aggregate", "buckets of --step between the bounds instead of readings (needs --attributes)")(
       "step", po::value<std::string>(), "with --aggregate: bucket width, e.g. 30s, 5m, 1h, 1d")(
       "fn", po::value<std::string>(), "with --aggregate: avg,min,max,count,sum,first,last (default avg,min,max,count)");
@@ -140,6 +190,10 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
     return kExitUsage;
   }
 
+  if (vm.count("json") && vm.count("csv")) {
+    std::fprintf(stderr, "readingsd query: --json and --csv are two formats; pick one\n");
+    return kExitUsage;
+  }
   // --latest N asks for the newest-first page of N (what /latest answers), so conditions and
   // --all's cursor work with it as with any page; /latest itself takes neither.
   if (vm.count("latest") && (vm.count("limit") || vm.count("order"))) {
@@ -184,11 +238,13 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
       return kExitUnavailable;
     }
     json page;
-    if (res.status != 200 || ParseJson(res.body, &page) != JsonParseError::kNone) {
+    NumberTexts numbers;
+    if (res.status != 200 || ParseJson(res.body, &page, &numbers) != JsonParseError::kNone) {
       std::fprintf(stderr, "readingsd query: HTTP %d: %s\n", res.status, res.body.c_str());
       return res.status >= 400 && res.status < 500 ? kExitUsage : kExitUnavailable;
     }
-    if (vm.count("json")) std::printf("%s\n", page.dump().c_str());
+    if (vm.count("json")) std::printf("%s\n", res.body.c_str());  // as sent: every digit
+    numbers.Restore(&page);
     if (aggregate) {
       for (const auto& bucket : page["buckets"]) items.push_back(BucketRow(bucket));
     } else {
@@ -196,7 +252,11 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
     }
     cursor = page.value("nextCursor", "");
   } while (vm.count("all") && !cursor.empty());
-  if (!vm.count("json")) {
+  if (vm.count("csv")) {
+    PrintCsv(items, aggregate ? std::vector<std::string>{"start", "count"}
+                              : std::vector<std::string>{"deviceId", "readingTs"});
+    if (!cursor.empty()) std::fprintf(stderr, "readingsd query: more readings follow; --all follows nextCursor\n");
+  } else if (!vm.count("json")) {
     PrintTable(items, aggregate ? "start" : "readingTs");
     if (!cursor.empty()) std::printf("(more: --all follows nextCursor)\n");
   }

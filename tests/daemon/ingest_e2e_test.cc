@@ -560,4 +560,25 @@ TEST(IngestE2E, QueryCommandRefusesAnAnswerNestedTooDeep) {
 }
 
 }  // namespace
+// Issue #25: --csv is RFC 4180 with deviceId, so `readingsd import` reads it back, and a table
+// or CSV shows every digit of a number (38 significant digits: more than a double holds).
+TEST(IngestE2E, QueryCsvQuotesWhatNeedsItAndKeepsEveryDigit) {
+  CannedHttpServer server(
+      R"({"items":[{"deviceId":"d1","readingTs":"2026-06-23T08:00:00.000000000Z","note":"a,\"b\"",)"
+      R"("big":12345678901234567890123456789012345678,"t":21.5},)"
+      R"({"deviceId":"d1","readingTs":"2026-06-23T08:00:01.000000000Z","ok":true,"small":0.1000000000000000000000000000000000001}],)"
+      R"("count":2,"scannedCount":2})");
+  auto [status, csv] =
+      RunReadingsd({"--http.listen=127.0.0.1:" + std::to_string(server.port()), "query", "--device", "d1", "--csv"});
+  ASSERT_EQ(status, 0) << csv;
+  EXPECT_EQ(csv,
+            "deviceId,readingTs,big,note,ok,small,t\r\n"
+            "d1,2026-06-23T08:00:00.000000000Z,12345678901234567890123456789012345678,\"a,\"\"b\"\"\",,,21.5\r\n"
+            "d1,2026-06-23T08:00:01.000000000Z,,,true,0.1000000000000000000000000000000000001,\r\n");
+  CannedHttpServer again(R"({"items":[],"count":0,"scannedCount":0})");
+  auto [both, message] = RunReadingsd(
+      {"--http.listen=127.0.0.1:" + std::to_string(again.port()), "query", "--device", "d1", "--csv", "--json"});
+  EXPECT_EQ(both, 64) << message;
+}
+
 }  // namespace readingsd::test

@@ -45,13 +45,20 @@ EXPECT = [
     (r"latest\?n=10&attributes=temperature'$", r'"temperature":22\b'),
     (r"filter=temperature>21.6'$", r'"count":2\b'),
     (r"/aggregate\?", r'"buckets":\[\{"start":"2026-06-23T08:00:00Z","count":3'),
-    (r"query --device a1b2 --from", r"08:01:00"),
+    (r"query --device a1b2 --from 2026-06-23T08:00:00Z", r"08:01:00"),
     (r"--latest 100 --before", r"21\.5"),
     (r"--aggregate ", r"temperature\.avg"),
     (r"^aws dynamodb query", r'"Count": 3\b'),
     (r"--print-config --storage.retention=30d", r'retention = "30d"'),
     (r"8081/v1/devices/a1b2/latest", r'"readingTs":"2026-06-23T08:02:00'),
 ]
+# Files the commands write, and what each must hold.
+FILE_EXPECT = {
+    "a1b2.csv": "deviceId,readingTs,door,temperature\r\n"
+                "a1b2,2026-06-23T08:00:00.000000000Z,false,21.5\r\n"
+                "a1b2,2026-06-23T08:01:00.000000000Z,,21.7\r\n"
+                "a1b2,2026-06-23T08:02:00.000000000Z,,22\r\n",
+}
 # What the daemon's log must show once every command ran.
 LOG_EXPECT = [
     "ingest: rejected (missing_timestamp) on sensors/a1b2/readings, device a1b2: no readingTs",
@@ -166,6 +173,11 @@ def inside(source, build):
                 failures.append(f"{plain!r}: exit {r.returncode}" +
                                 (f", output lacks /{want}/" if want else "") +
                                 f"\n  stdout: {r.stdout[-600:]}\n  stderr: {r.stderr[-600:]}")
+        for name, want in FILE_EXPECT.items():
+            path = os.path.join(scratch, name)
+            got = open(path, newline="").read() if os.path.exists(path) else None
+            if got != want:
+                failures.append(f"{name}: expected {want!r}, got {got!r}")
         daemon_log.seek(0)
         log = daemon_log.read()
         for line in LOG_EXPECT:
