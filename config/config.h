@@ -81,6 +81,8 @@ struct HttpConfig {
   uint64_t max_header_bytes = 8192;
   uint64_t max_limit = 10000;
   uint64_t max_page_bytes = 1048576;
+  uint64_t max_aggregate_buckets = 10000;
+  uint64_t max_aggregate_scan = 1000000;
   int max_connections = 256;
   int request_timeout_ms = 10000;
   int header_timeout_ms = 3000;

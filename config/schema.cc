@@ -372,6 +372,13 @@ const std::vector<Key>& Keys() {
       READINGSD_KEY(http, max_limit, "largest page size (limit) a query may ask for", AtLeast(1)),
       READINGSD_KEY(http, max_page_bytes,
                     "a page ends once its items reach this size, as DynamoDB's 1 MB", AtLeast(1)),
+      READINGSD_KEY(http, max_aggregate_buckets,
+                    "most buckets an aggregate's window may span (window / step); more is a 400",
+                    AtLeast(1)),
+      READINGSD_KEY(http, max_aggregate_scan,
+                    "most readings an aggregate may read; a window holding more is a 400 (an "
+                    "aggregate is one answer, not pages)",
+                    AtLeast(1)),
       READINGSD_KEY(http, max_connections,
                     "most client connections open at once; a new one sheds the one longest in the "
                     "middle of sending a request, else the one idle longest, or gets 503 when "

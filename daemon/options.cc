@@ -63,6 +63,8 @@ api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, std::vector<st
   o.bearer_tokens = std::move(tokens);
   o.limits.max_limit = c.max_limit;
   o.limits.max_page_bytes = c.max_page_bytes;
+  o.limits.max_aggregate_buckets = c.max_aggregate_buckets;
+  o.limits.max_aggregate_scan = c.max_aggregate_scan;
   o.read_helpers = c.read_helpers;
   return o;
 }

@@ -27,6 +27,8 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   c.max_header_bytes = 12;
   c.max_limit = 13;
   c.max_page_bytes = 14;
+  c.max_aggregate_buckets = 15;
+  c.max_aggregate_scan = 16;
   c.max_connections = 15;
   c.request_timeout_ms = 16;
   c.header_timeout_ms = 17;
@@ -46,6 +48,8 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   EXPECT_EQ(router.bearer_tokens, std::vector<std::string>{"tok"});
   EXPECT_EQ(router.limits.max_limit, 13u);
   EXPECT_EQ(router.limits.max_page_bytes, 14u);
+  EXPECT_EQ(router.limits.max_aggregate_buckets, 15u);
+  EXPECT_EQ(router.limits.max_aggregate_scan, 16u);
   EXPECT_EQ(router.read_helpers, 0);
 }
 
