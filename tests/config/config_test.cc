@@ -184,6 +184,8 @@ Config EveryKeyChanged() {
   c.http.max_header_bytes = 2;
   c.http.max_limit = 3;
   c.http.max_page_bytes = 4;
+  c.http.max_aggregate_buckets = 5;
+  c.http.max_aggregate_scan = 6;
   c.http.max_connections = 5;
   c.http.request_timeout_ms = 6;
   c.http.header_timeout_ms = 7;
