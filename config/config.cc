@@ -245,6 +245,7 @@ std::string HelpText() {
   std::string out =
       "Usage: readingsd [OPTIONS] [run]\n"
       "       readingsd [OPTIONS] query [QUERY OPTIONS]\n"
+      "       readingsd [OPTIONS] devices [--prefix P] [--limit N] [--all] [--json]\n"
       "       readingsd [OPTIONS] backup DIR\n"
       "       readingsd [OPTIONS] verify\n"
       "       readingsd [OPTIONS] repair [--yes] [--copy-to DIR]\n"
@@ -253,6 +254,7 @@ std::string HelpText() {
       "Commands:\n"
       "  run            ingest readings from MQTT and serve the HTTP API (the default)\n"
       "  query          query the store; its options follow it (readingsd query --help)\n"
+      "  devices        every device with its reading count and latest reading, as a table\n"
       "  backup DIR     write a consistent copy of the store to the new directory DIR\n"
       "  verify         check the store and every block of it against its checksum\n"
       "  repair         report what repairing a store readingsd refuses would drop;\n"
