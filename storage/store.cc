@@ -367,6 +367,11 @@ class RocksStore : public Store {
     if (db_->Resume().ok()) write_failed_ = false;
   }
 
+  // Background work that failed, into RocksDB's LOG.
+  void Warn(const Status& s) {
+    rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, db_->GetDBOptions().info_log, "readingsd: %s", s.ToString().c_str());
+  }
+
   // A failed mark (a full disk) leaves the previous one, which the store still satisfies. None
   // is tried while writes fail: nothing new is durable then, and a SyncWAL on a store stopped by
   // a full disk changed how it came back (writes went through again on a disk still full,
@@ -374,7 +379,7 @@ class RocksStore : public Store {
   bool Mark() {
     if (write_failed_.load(std::memory_order_acquire)) return false;
     Status s = internal::TakeMark(db_, open_.path, open_.id);
-    if (!s.ok()) rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, db_->GetDBOptions().info_log, "readingsd: %s", s.ToString().c_str());
+    if (!s.ok()) Warn(s);
     return s.ok();
   }
 
@@ -404,10 +409,7 @@ class RocksStore : public Store {
       lock.unlock();
       uint64_t sequence = db_->GetLatestSequenceNumber();
       if ((changed || sequence != marked) && Mark()) marked = sequence;
-      if (Status s = SweepRegistry(/*when_due=*/true); !s.ok()) {
-        rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, db_->GetDBOptions().info_log, "readingsd: %s",
-                     s.ToString().c_str());
-      }
+      if (Status s = SweepRegistry(/*when_due=*/true); !s.ok()) Warn(s);
       lock.lock();
     }
   }
