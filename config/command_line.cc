@@ -94,6 +94,7 @@ Status ParseCommandLine(int argc, const char* const* argv, Config* config, Comma
       {"run", Command::kRun},
       {"serve", Command::kServe},
       {"query", Command::kQuery},
+      {"devices", Command::kDevices},
       {"backup", Command::kBackup},
       {"verify", Command::kVerify},
       {"repair", Command::kRepair},

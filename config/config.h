@@ -128,17 +128,20 @@ Status ParseToml(std::string_view text, std::string_view source_name, Config* ou
 // Valid TOML of every key, section by section; ParseToml reads it back to an equal Config.
 std::string ToToml(const Config& config);
 
-enum class Command { kRun, kServe, kQuery, kBackup, kVerify, kRepair, kCheckConfig, kHelp, kVersion, kPrintConfig };
+enum class Command {
+  kRun, kServe, kQuery, kDevices, kBackup, kVerify, kRepair, kCheckConfig, kHelp, kVersion, kPrintConfig
+};
 
 struct CommandLine {
   Command command = Command::kRun;
   std::string config_path;        // "" = no --config given
-  std::vector<std::string> args;  // what follows the command: backup's DIR, query's and repair's options
+  std::vector<std::string> args;  // what follows the command: backup's DIR, query's, devices' and repair's options
 };
 
 // readingsd [OPTIONS] [COMMAND [ARGS...]]
 //   OPTIONS: -c/--config FILE, --print-config, -h/--help, --version, --section.key[=]VALUE.
-//   COMMAND: run (the default), serve, query, backup DIR, verify, repair [--yes], check-config.
+//   COMMAND: run (the default), serve, query, devices, backup DIR, verify, repair [--yes],
+//   check-config.
 // Everything after COMMAND belongs to it and lands in args untouched, except flags whose name
 // starts with a config section (--mqtt.*, --http.*, ...): those are config flags wherever they
 // are, up to a "--", after which everything is args. A bare boolean flag means true.

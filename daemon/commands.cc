@@ -76,10 +76,10 @@ std::vector<std::string> Columns(const std::vector<json>& items, std::vector<std
   return leading;
 }
 
-// Rows as an aligned table: `key` first (readingTs, or a bucket's start), then every other
-// field seen but deviceId (one device's readings), in name order.
-void PrintTable(const std::vector<json>& items, const std::string& key) {
-  const std::vector<std::string> columns = Columns(items, {key}, "deviceId");
+// Rows as an aligned table: the `leading` columns first (readingTs, a bucket's start, or a
+// device's fields), then every other field seen but deviceId, in name order.
+void PrintTable(const std::vector<json>& items, std::vector<std::string> leading) {
+  const std::vector<std::string> columns = Columns(items, std::move(leading), "deviceId");
   std::vector<std::size_t> width;
   for (const auto& c : columns) width.push_back(c.size());
   for (const auto& item : items) {
@@ -154,6 +154,50 @@ std::optional<int> ParseOptions(const char* command, const po::options_descripti
   return std::nullopt;
 }
 
+// The running daemon's native API, as `readingsd query` and `readingsd devices` reach it.
+struct DaemonApi {
+  std::string host, port, token;
+};
+
+// The exit code when the config does not say how to reach the daemon.
+std::optional<int> DaemonApiFrom(const config::Config& config, const char* command, DaemonApi* api) {
+  HostPort listen;
+  if (!ParseHostPort(config.http.listen, &listen).ok()) {
+    std::fprintf(stderr, "readingsd %s: http.listen: expected host:port\n", command);
+    return kExitConfig;
+  }
+  api->host = LoopbackFor(listen.host);
+  api->port = std::to_string(listen.port);
+  if (!config.http.auth_token_file.empty()) {
+    std::vector<std::string> tokens;
+    if (Status s = config::ReadTokenFile(config.http.auth_token_file, &tokens); !s.ok()) {
+      std::fprintf(stderr, "readingsd %s: http.auth_token_file: %s\n", command, s.message().c_str());
+      return kExitConfig;
+    }
+    api->token = tokens.front();
+  }
+  return std::nullopt;
+}
+
+// One page as JSON, each number with every digit the daemon sent (NumberTexts); printed as
+// sent when `print_raw`. The exit code when there is none (daemon unreachable, or its error).
+std::optional<int> GetPage(const DaemonApi& api, const char* command, const std::string& target, bool print_raw,
+                           json* page) {
+  HttpGetResult res;
+  if (Status s = HttpGet(api.host, api.port, target, api.token, std::chrono::seconds(30), &res); !s.ok()) {
+    std::fprintf(stderr, "readingsd %s: is the daemon running? %s\n", command, s.message().c_str());
+    return kExitUnavailable;
+  }
+  NumberTexts numbers;
+  if (res.status != 200 || ParseJson(res.body, page, &numbers) != JsonParseError::kNone) {
+    std::fprintf(stderr, "readingsd %s: HTTP %d: %s\n", command, res.status, res.body.c_str());
+    return res.status >= 400 && res.status < 500 ? kExitUsage : kExitUnavailable;
+  }
+  if (print_raw) std::printf("%s\n", res.body.c_str());
+  numbers.Restore(page);
+  return std::nullopt;
+}
+
 }  // namespace
 
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args) {
@@ -212,39 +256,15 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
   if (vm.count("latest")) target += "order=desc&limit=" + std::to_string(vm["latest"].as<int>()) + "&";
   if (vm.count("limit")) target += "limit=" + std::to_string(vm["limit"].as<int>()) + "&";
 
-  HostPort listen;
-  if (!ParseHostPort(config.http.listen, &listen).ok()) {
-    std::fprintf(stderr, "readingsd query: http.listen: expected host:port\n");
-    return kExitConfig;
-  }
-  const std::string host = LoopbackFor(listen.host), port = std::to_string(listen.port);
-  std::string token;
-  if (!config.http.auth_token_file.empty()) {
-    std::vector<std::string> tokens;
-    if (Status s = config::ReadTokenFile(config.http.auth_token_file, &tokens); !s.ok()) {
-      std::fprintf(stderr, "readingsd query: http.auth_token_file: %s\n", s.message().c_str());
-      return kExitConfig;
-    }
-    token = tokens.front();
-  }
+  DaemonApi api;
+  if (std::optional<int> exit = DaemonApiFrom(config, "query", &api)) return *exit;
 
   std::vector<json> items;
   std::string cursor;
   do {
-    std::string page_target = target + (cursor.empty() ? "" : "cursor=" + PercentEncode(cursor));
-    HttpGetResult res;
-    if (Status s = HttpGet(host, port, page_target, token, std::chrono::seconds(30), &res); !s.ok()) {
-      std::fprintf(stderr, "readingsd query: is the daemon running? %s\n", s.message().c_str());
-      return kExitUnavailable;
-    }
     json page;
-    NumberTexts numbers;
-    if (res.status != 200 || ParseJson(res.body, &page, &numbers) != JsonParseError::kNone) {
-      std::fprintf(stderr, "readingsd query: HTTP %d: %s\n", res.status, res.body.c_str());
-      return res.status >= 400 && res.status < 500 ? kExitUsage : kExitUnavailable;
-    }
-    if (vm.count("json")) std::printf("%s\n", res.body.c_str());  // as sent: every digit
-    numbers.Restore(&page);
+    const std::string page_target = target + (cursor.empty() ? "" : "cursor=" + PercentEncode(cursor));
+    if (std::optional<int> exit = GetPage(api, "query", page_target, vm.count("json") > 0, &page)) return *exit;
     if (aggregate) {
       for (const auto& bucket : page["buckets"]) items.push_back(BucketRow(bucket));
     } else {
@@ -257,7 +277,44 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
                               : std::vector<std::string>{"deviceId", "readingTs"});
     if (!cursor.empty()) std::fprintf(stderr, "readingsd query: more readings follow; --all follows nextCursor\n");
   } else if (!vm.count("json")) {
-    PrintTable(items, aggregate ? "start" : "readingTs");
+    PrintTable(items, {aggregate ? "start" : "readingTs"});
+    if (!cursor.empty()) std::printf("(more: --all follows nextCursor)\n");
+  }
+  return kExitOk;
+}
+
+int DevicesCommand(const config::Config& config, const std::vector<std::string>& args) {
+  po::options_description desc("readingsd devices [--prefix P] [options]");
+  desc.add_options()("help,h", "this text")("prefix", po::value<std::string>(), "only ids that begin with it")(
+      "limit", po::value<int>(), "devices per page (default 100)")("all", "follow nextCursor to the end")(
+      "json", "print the raw JSON pages");
+  po::variables_map vm;
+  if (std::optional<int> exit = ParseOptions("devices", desc, args, &vm)) return *exit;
+  std::string target = "/v1/devices?";
+  if (vm.count("prefix")) target += "prefix=" + PercentEncode(vm["prefix"].as<std::string>()) + "&";
+  if (vm.count("limit")) target += "limit=" + std::to_string(vm["limit"].as<int>()) + "&";
+  DaemonApi api;
+  if (std::optional<int> exit = DaemonApiFrom(config, "devices", &api)) return *exit;
+
+  // One row per device: its registry fields, then its latest reading's attributes.
+  std::vector<json> rows;
+  std::string cursor;
+  do {
+    json page;
+    const std::string page_target = target + (cursor.empty() ? "" : "cursor=" + PercentEncode(cursor));
+    if (std::optional<int> exit = GetPage(api, "devices", page_target, vm.count("json") > 0, &page)) return *exit;
+    for (const auto& device : page["devices"]) {
+      json row = json::object();
+      for (const char* field : {"deviceId", "readings", "firstReadingTs", "lastReadingTs"}) row[field] = device[field];
+      for (const auto& [name, value] : device["latest"].items()) {
+        if (name != "deviceId" && name != "readingTs") row["latest." + name] = value;
+      }
+      rows.push_back(std::move(row));
+    }
+    cursor = page.value("nextCursor", "");
+  } while (vm.count("all") && !cursor.empty());
+  if (!vm.count("json")) {
+    PrintTable(rows, {"deviceId", "readings", "firstReadingTs", "lastReadingTs"});
     if (!cursor.empty()) std::printf("(more: --all follows nextCursor)\n");
   }
   return kExitOk;

@@ -1,4 +1,4 @@
-// The operator commands besides `run`: query (through the running daemon's HTTP API), backup
+// The operator commands besides `run`: query and devices (through the running daemon's HTTP API), backup
 // (a RocksDB checkpoint, safe beside a running daemon), verify, repair and check-config.
 #pragma once
 
@@ -10,6 +10,8 @@
 namespace readingsd::daemon {
 
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args);
+// Every device with its latest reading, as a table (GET /v1/devices of the running daemon).
+int DevicesCommand(const config::Config& config, const std::vector<std::string>& args);
 int BackupCommand(const config::Config& config, const std::vector<std::string>& args);
 // Checks the store and every block; exit 0 when sound, 65 when damaged. Safe beside the daemon.
 int VerifyCommand(const config::Config& config);

@@ -295,4 +295,16 @@ bool DecodeKey(std::string_view key, std::string_view* device_id, std::string_vi
   return true;
 }
 
+std::string RegistryKey(std::string_view device_id) {
+  std::string key(kRegistryPrefix);
+  key += device_id;
+  return key;
+}
+
+bool DecodeRegistryKey(std::string_view key, std::string_view* device_id) {
+  if (!key.starts_with(kRegistryPrefix)) return false;
+  *device_id = key.substr(kRegistryPrefix.size());
+  return true;
+}
+
 }  // namespace readingsd::storage

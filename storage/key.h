@@ -11,6 +11,18 @@
 // into a collision with a neighbour.
 //
 // Non-reading keys (store metadata) start with "META#" and so never fall inside a partition.
+//
+// The device registry (storage/registry.h) keeps one record per device beside the readings:
+//
+//   registry key   = "REG#" deviceId                sorts after every "DEV#" and "META#" key
+//   registry value = 'r' readings first last horizon latest
+//     readings     = 8-byte little-endian count of the device's readings at or after `horizon`
+//     first, last  = 1-byte length (0 or 30) + sort key: its oldest and newest counted reading
+//     horizon      = 1-byte length (0 or 30) + sort key: the retention cutoff of the last sweep
+//                    ("" = none); readings older than it are not counted
+//     latest       = the rest: the encoded attributes (storage/reading.h) of reading `last`
+//   "META#registry" = "v1"   the registry is complete (written after it was built from the
+//                            readings of a store that had none)
 #pragma once
 
 #include <chrono>
@@ -84,5 +96,10 @@ std::string EncodeKey(std::string_view device_id, std::string_view sort_key);
 
 // Splits a reading key; false for keys that are not reading keys.
 bool DecodeKey(std::string_view key, std::string_view* device_id, std::string_view* sort_key);
+
+inline constexpr std::string_view kRegistryPrefix = "REG#";
+// "REG#" + id, and back (false for keys that are not registry keys).
+std::string RegistryKey(std::string_view device_id);
+bool DecodeRegistryKey(std::string_view key, std::string_view* device_id);
 
 }  // namespace readingsd::storage

@@ -119,15 +119,18 @@ class RetentionFilter : public rocksdb::CompactionFilter {
 
 class RetentionFilterFactory : public rocksdb::CompactionFilterFactory {
  public:
-  explicit RetentionFilterFactory(std::chrono::seconds retention) : retention_(retention) {}
+  RetentionFilterFactory(std::chrono::seconds retention, std::shared_ptr<const RetentionCutoff> cutoff)
+      : retention_(retention), cutoff_(std::move(cutoff)) {}
   const char* Name() const override { return "readingsd.RetentionFilterFactory"; }
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context&) override {
-    return std::make_unique<RetentionFilter>(SortKeyAt(std::chrono::system_clock::now() - retention_));
+    return std::make_unique<RetentionFilter>(cutoff_ ? cutoff_->Get()
+                                                     : SortKeyAt(std::chrono::system_clock::now() - retention_));
   }
 
  private:
   std::chrono::seconds retention_;
+  std::shared_ptr<const RetentionCutoff> cutoff_;
 };
 
 rocksdb::CompressionType Preferred(std::initializer_list<rocksdb::CompressionType> wanted) {
@@ -152,7 +155,7 @@ Status FromRocks(const rocksdb::Status& s, std::string_view context) {
 }
 
 rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksdb::Statistics> stats,
-                             bool writable) {
+                             bool writable, std::shared_ptr<const RetentionCutoff> cutoff) {
   rocksdb::Options o;
   o.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   o.max_background_jobs = 2;
@@ -210,7 +213,7 @@ rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksd
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 
   if (options.retention.count() > 0) {
-    o.compaction_filter_factory = std::make_shared<RetentionFilterFactory>(options.retention);
+    o.compaction_filter_factory = std::make_shared<RetentionFilterFactory>(options.retention, std::move(cutoff));
     // Files that no write touches still get rewritten (and so expired) at least daily.
     o.periodic_compaction_seconds = 24 * 3600;
   }

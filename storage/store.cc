@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "storage/key.h"
+#include "storage/prior_values.h"
+#include "storage/registry.h"
 #include "storage/rocks_options.h"
 #include "storage/store_dir.h"
 
@@ -213,13 +215,23 @@ struct OpenDb {
   std::string path, id;
   std::string table_id;  // internal::kTableIdKey's value
   bool sync = false;
+  std::chrono::seconds retention{0};
+  std::shared_ptr<internal::RetentionCutoff> retention_cutoff;  // the DB's compaction reads it
 };
 
 class RocksStore : public Store {
  public:
-  explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()) {
+  explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()), priors_(db_), registry_(db_) {
     write_options_.sync = open_.sync;
-    if (open_.marks) marker_ = std::thread([this] { MarkLoop(); });
+  }
+
+  // A writable store's background work: the device registry built if missing, swept once
+  // (retention), then the marker thread, which also sweeps every kSweepInterval.
+  Status Start() {
+    if (Status s = registry_.BuildIfMissing(); !s.ok()) return s;
+    if (Status s = SweepRegistry(/*when_due=*/false); !s.ok()) return s;
+    marker_ = std::thread([this] { MarkLoop(); });
+    return Status::OK();
   }
 
   ~RocksStore() override {
@@ -242,17 +254,23 @@ class RocksStore : public Store {
     for (const Reading& r : readings) {
       if (Status s = ValidateReading(r); !s.ok()) return s;
     }
+    // One writer at a time: the priors found must still hold when the batch is written.
+    std::lock_guard lock(write_mu_);
+    std::vector<internal::KeyWrite> writes;
+    if (Status s = priors_.Plan(readings, &writes); !s.ok()) return s;
     rocksdb::WriteBatch batch;
-    std::string key, value;
-    for (const Reading& r : readings) {
-      key = EncodeKey(r.device_id, r.sort_key);
-      EncodeAttributes(r.attributes, &value);
-      if (auto s = batch.Put(key, value); !s.ok()) return FromRocks(s, "write batch");
+    for (const internal::KeyWrite& w : writes) {
+      if (auto s = batch.Put(w.key, w.value); !s.ok()) return FromRocks(s, "write batch");
     }
+    if (Status s = registry_.Plan(writes, &batch); !s.ok()) return s;
     MaybeResume();
     auto s = db_->Write(write_options_, &batch);
     if (s.IsIOError()) write_failed_ = true;
     open_.tally->Record(s);
+    if (s.ok()) {
+      priors_.Commit(writes);
+      registry_.Commit();
+    }
     return FromRocks(s, "write");
   }
 
@@ -274,6 +292,25 @@ class RocksStore : public Store {
 
   std::unique_ptr<TableIterator> NewTableIterator() const override {
     return std::make_unique<RocksTableIterator>(db_, open_.tally.get());
+  }
+
+  Status ListDevices(std::string_view prefix, std::string_view after, std::size_t limit,
+                     std::vector<DeviceSummary>* devices) const override {
+    devices->clear();
+    // Past `after` (its key + '\0' is the next possible one), up to the end of `prefix`.
+    std::string lower = after.empty() || after < prefix ? RegistryKey(prefix) : RegistryKey(after) + '\0';
+    BoundedIterator it(db_, open_.tally.get(), std::move(lower), RegistryKey(prefix) + kSortKeyEnd,
+                       /*prefix_bloom=*/false);
+    internal::DeviceRecord record;
+    for (it->SeekToFirst(); it->Valid() && devices->size() < limit; it->Next()) {
+      std::string_view device_id;
+      if (!DecodeRegistryKey(std::string_view(it->key().data(), it->key().size()), &device_id)) continue;
+      if (Status s = internal::DecodeDeviceRecord(it.value(), &record); !s.ok()) return s;
+      if (record.readings == 0) continue;
+      devices->push_back(DeviceSummary{std::string(device_id), std::move(record.first), std::move(record.last),
+                                       record.readings, std::move(record.latest)});
+    }
+    return it.status("device registry");
   }
 
   std::string TableId() const override { return open_.table_id; }
@@ -310,6 +347,7 @@ class RocksStore : public Store {
   }
 
   Status CompactAll() override {
+    if (Status s = SweepRegistry(/*when_due=*/false); !s.ok()) return s;
     if (auto s = db_->Flush(rocksdb::FlushOptions()); !s.ok()) return FromRocks(s, "flush");
     rocksdb::CompactRangeOptions options;
     options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
@@ -329,6 +367,11 @@ class RocksStore : public Store {
     if (db_->Resume().ok()) write_failed_ = false;
   }
 
+  // Background work that failed, into RocksDB's LOG.
+  void Warn(const Status& s) {
+    rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, db_->GetDBOptions().info_log, "readingsd: %s", s.ToString().c_str());
+  }
+
   // A failed mark (a full disk) leaves the previous one, which the store still satisfies. None
   // is tried while writes fail: nothing new is durable then, and a SyncWAL on a store stopped by
   // a full disk changed how it came back (writes went through again on a disk still full,
@@ -336,8 +379,22 @@ class RocksStore : public Store {
   bool Mark() {
     if (write_failed_.load(std::memory_order_acquire)) return false;
     Status s = internal::TakeMark(db_, open_.path, open_.id);
-    if (!s.ok()) rocksdb::Log(rocksdb::InfoLogLevel::WARN_LEVEL, db_->GetDBOptions().info_log, "readingsd: %s", s.ToString().c_str());
+    if (!s.ok()) Warn(s);
     return s.ok();
+  }
+
+  // Retention: the registry stops counting readings older than the cutoff, and only then may
+  // compaction drop them. `when_due`: only if the last sweep is kSweepInterval old.
+  Status SweepRegistry(bool when_due) {
+    if (open_.retention.count() == 0) return Status::OK();
+    std::lock_guard lock(sweep_mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (when_due && now - last_sweep_ < kSweepInterval) return Status::OK();
+    const std::string cutoff = SortKeyAt(std::chrono::system_clock::now() - open_.retention);
+    if (Status s = registry_.Sweep(cutoff, write_mu_, write_options_); !s.ok()) return s;
+    open_.retention_cutoff->Set(cutoff);
+    last_sweep_ = now;
+    return Status::OK();
   }
 
   // Marks after every change of the live files, and every kMarkInterval while written.
@@ -352,6 +409,7 @@ class RocksStore : public Store {
       lock.unlock();
       uint64_t sequence = db_->GetLatestSequenceNumber();
       if ((changed || sequence != marked) && Mark()) marked = sequence;
+      if (Status s = SweepRegistry(/*when_due=*/true); !s.ok()) Warn(s);
       lock.lock();
     }
   }
@@ -359,6 +417,9 @@ class RocksStore : public Store {
   OpenDb open_;
   rocksdb::DB* db_;
   rocksdb::WriteOptions write_options_;
+  std::mutex write_mu_;
+  internal::PriorValues priors_;  // under write_mu_
+  internal::Registry registry_;   // under write_mu_
 
   static constexpr std::chrono::seconds kResumeInterval{1};
   std::atomic<bool> write_failed_{false};
@@ -366,6 +427,9 @@ class RocksStore : public Store {
   std::chrono::steady_clock::time_point last_resume_{};
 
   static constexpr std::chrono::seconds kMarkInterval{5};
+  static constexpr std::chrono::seconds kSweepInterval{3600};
+  std::mutex sweep_mu_;
+  std::chrono::steady_clock::time_point last_sweep_{};  // under sweep_mu_
   std::thread marker_;  // last: started once everything above is in place
 };
 
@@ -378,7 +442,9 @@ std::shared_ptr<rocksdb::Statistics> NewStatistics() {
 // `create`: a new store in a directory that holds at most its marker. `adopt`: a store of an
 // earlier readingsd, without a marker; it gets one once its first mark is written.
 Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool adopt, std::unique_ptr<Store>* store) {
-  rocksdb::Options o = internal::MakeOptions(options, open.stats, /*writable=*/true);
+  open.retention = options.retention;
+  open.retention_cutoff = std::make_shared<internal::RetentionCutoff>();
+  rocksdb::Options o = internal::MakeOptions(options, open.stats, /*writable=*/true, open.retention_cutoff);
   o.create_if_missing = create;
   open.wal_filter = std::make_shared<internal::WalGapFilter>();
   o.wal_filter = open.wal_filter.get();
@@ -414,7 +480,9 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
   }
   open.path = options.path;
   open.sync = options.sync;
-  *store = std::make_unique<RocksStore>(std::move(open));
+  auto opened = std::make_unique<RocksStore>(std::move(open));
+  if (Status s = opened->Start(); !s.ok()) return s;
+  *store = std::move(opened);
   return Status::OK();
 }
 

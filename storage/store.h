@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "storage/reading.h"
@@ -47,6 +48,16 @@ struct StoreStats {
   // Cumulative fsyncs of the WAL: one per write while options.sync is on (and one when a new
   // store is initialised).
   uint64_t wal_syncs = 0;
+};
+
+// A device as the device registry records it at write time (docs/device-registry.md).
+struct DeviceSummary {
+  std::string device_id;
+  std::string first_sort_key, last_sort_key;  // its oldest and newest reading
+  // Its readings: an overwrite counts once; under retention, those at or after the cutoff of the
+  // last retention sweep.
+  uint64_t readings = 0;
+  std::string latest;  // the encoded attributes (DecodeAttributes) of the reading at last_sort_key
 };
 
 // Readings of one partition within [lower, upper) sort keys, in key (= time) order.
@@ -100,7 +111,7 @@ class Store {
   // redelivered reading is stored once. Validates device id, sort key and attributes.
   virtual Status Put(const Reading& reading) = 0;
   // All readings in one atomic WriteBatch: when it returns OK they are in the WAL (and synced
-  // when options.sync). Nothing is written when any reading is invalid. After an I/O error
+  // when options.sync). Writes run one at a time. Nothing is written when any reading is invalid. After an I/O error
   // (e.g. the disk is full) writes keep failing until the store can resume, which Write
   // tries by itself at most once a second: they succeed again once space is freed.
   virtual Status Write(std::span<const Reading> readings) = 0;
@@ -116,6 +127,12 @@ class Store {
   // Every partition's readings, in key order (see TableIterator).
   virtual std::unique_ptr<TableIterator> NewTableIterator() const = 0;
 
+  // Devices in id order from the device registry, without reading their partitions: those whose
+  // id begins with `prefix` and sorts after `after` ("" = from the first), at most `limit`. A
+  // device with no reading left (retention) is not listed.
+  virtual Status ListDevices(std::string_view prefix, std::string_view after, std::size_t limit,
+                             std::vector<DeviceSummary>* devices) const = 0;
+
   // A UUID made when the store was first opened writable by a readingsd that knew it, and kept
   // in the store (a checkpoint keeps it): DescribeTable's TableId. "" for a read-only open of a
   // store that has none yet.
@@ -124,7 +141,8 @@ class Store {
   virtual StoreStats Stats() const = 0;
   // Consistent on-disk copy (RocksDB checkpoint: hard links where possible) in a new directory.
   virtual Status Checkpoint(const std::string& dir) const = 0;
-  // Flushes memtables and compacts everything (retention applies): for operators and tests.
+  // Sweeps the device registry (retention), flushes memtables and compacts everything
+  // (retention applies): for operators and tests.
   virtual Status CompactAll() = 0;
 };
 

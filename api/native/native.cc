@@ -32,7 +32,7 @@ using query::SortKeyOp;
 constexpr std::size_t kDefaultLimit = 100;
 constexpr std::size_t kDefaultLatest = 10;
 
-enum class Route { kReadings, kLatest, kItem, kAggregate, kHealthz, kReadyz, kMetrics };
+enum class Route { kDevices, kReadings, kLatest, kItem, kAggregate, kHealthz, kReadyz, kMetrics };
 
 struct EndpointSpec {
   std::string_view name;  // the on_request label
@@ -40,6 +40,7 @@ struct EndpointSpec {
 };
 
 const EndpointSpec& SpecOf(Route route) {
+  static const EndpointSpec kDevices{"devices", {"prefix", "limit", "cursor"}};
   static const EndpointSpec kReadings{
       "readings",
       {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes"}};
@@ -50,6 +51,8 @@ const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kReadyz{"readyz", {}};
   static const EndpointSpec kMetrics{"metrics", {}};
   switch (route) {
+    case Route::kDevices:
+      return kDevices;
     case Route::kReadings:
       return kReadings;
     case Route::kLatest:
@@ -133,8 +136,13 @@ Status MatchPath(std::string_view path, Match* match) {
       return Status::NotFound("no such endpoint");
     return Status::OK();
   }
-  if (segments.size() < 4 || segments.size() > 5 || segments[0] != "v1" || segments[1] != "devices") {
+  if (segments.size() < 2 || segments.size() == 3 || segments.size() > 5 || segments[0] != "v1" ||
+      segments[1] != "devices") {
     return Status::NotFound("no such endpoint");
+  }
+  if (segments.size() == 2) {
+    match->route = Route::kDevices;
+    return Status::OK();
   }
   match->device_id = std::move(segments[2]);
   if (segments.size() == 5 && segments[3] == "readings") {
@@ -261,6 +269,22 @@ Status DecodeCursor(std::string_view device_id, std::string_view cursor, std::st
     return Status::InvalidArgument("cursor: belongs to another device's readings");
   }
   *sort_key = normalised;
+  return Status::OK();
+}
+
+// A device listing's cursor is the last device id listed after a '#', which no device id and
+// no readings cursor (it begins with a sort key) holds.
+std::string EncodeDeviceCursor(std::string_view device_id) { return Base64UrlEncode("#" + std::string(device_id)); }
+
+Status DecodeDeviceCursor(std::string_view cursor, std::string_view prefix, std::string* device_id) {
+  std::string raw;
+  if (!Base64UrlDecode(cursor, &raw) || !raw.starts_with('#') || !storage::ValidateDeviceId(raw.substr(1)).ok()) {
+    return Status::InvalidArgument("cursor: not a cursor returned by this API's device listing");
+  }
+  if (!raw.substr(1).starts_with(prefix)) {
+    return Status::InvalidArgument("cursor: belongs to a listing with another prefix");
+  }
+  *device_id = raw.substr(1);
   return Status::OK();
 }
 
@@ -461,6 +485,50 @@ http::Response Latest(const Context& context, const Match& match, const Params& 
   return RunQuery(context, request, projection, false);
 }
 
+// GET /v1/devices: the device registry, paged like the readings: at most `limit` devices and
+// about max_page_bytes (the device crossing it is included); nextCursor while more follow.
+http::Response Devices(const Context& context, const Params& params) {
+  std::size_t limit = 0;
+  if (Status s = CountParam(params, "limit", kDefaultLimit, context.read.limits.max_limit, &limit); !s.ok()) {
+    return ErrorFromStatus(s);
+  }
+  const std::string* prefix_param = Find(params, "prefix");
+  const std::string prefix = prefix_param ? *prefix_param : "";
+  if (!prefix.empty()) {
+    if (Status s = storage::ValidateDeviceId(prefix); !s.ok()) return ErrorFromStatus(Named("prefix", s));
+  }
+  std::string after;
+  if (const std::string* cursor = Find(params, "cursor")) {
+    if (Status s = DecodeDeviceCursor(*cursor, prefix, &after); !s.ok()) return ErrorFromStatus(s);
+  }
+  std::vector<storage::DeviceSummary> devices;
+  // One more than the page: a cursor only when another device follows.
+  if (Status s = context.read.store.ListDevices(prefix, after, limit + 1, &devices); !s.ok()) {
+    return ErrorFromStatus(s);
+  }
+  std::string body = "{\"devices\":[";
+  std::vector<storage::AttributeView> attributes;
+  std::size_t listed = 0;
+  for (; listed < devices.size() && listed < limit && (listed == 0 || body.size() < context.read.limits.max_page_bytes);
+       ++listed) {
+    const storage::DeviceSummary& d = devices[listed];
+    if (Status s = storage::ReadAttributes(d.latest, &attributes); !s.ok()) return ErrorFromStatus(s);
+    if (listed > 0) body.push_back(',');
+    body.append("{\"deviceId\":\"").append(d.device_id);
+    body.append("\",\"firstReadingTs\":\"").append(d.first_sort_key);
+    body.append("\",\"lastReadingTs\":\"").append(d.last_sort_key);
+    body.append("\",\"readings\":").append(std::to_string(d.readings)).append(",\"latest\":");
+    AppendItem(d.device_id, d.last_sort_key, attributes, &body);
+    body.push_back('}');
+  }
+  body.push_back(']');
+  if (listed < devices.size()) {
+    body.append(",\"nextCursor\":\"").append(EncodeDeviceCursor(devices[listed - 1].device_id)).push_back('"');
+  }
+  body.push_back('}');
+  return JsonResponse(http::status::ok, std::move(body));
+}
+
 http::Response Item(const Context& context, const Match& match, const Params& params) {
   Projection projection;
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
@@ -540,6 +608,8 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
       return ErrorFromStatus(Named("deviceId", s));
   }
   switch (match.route) {
+    case Route::kDevices:
+      return Devices(context, params);
     case Route::kReadings:
       return Readings(context, match, params);
     case Route::kLatest:

@@ -1,5 +1,10 @@
 // The native JSON API (the Router sends it every request that is not a DynamoDB call).
 //
+//   GET /v1/devices                 prefix, limit, cursor: every device in id order with its first
+//                                   and last reading time, reading count and latest reading, from
+//                                   the device registry (storage::Store::ListDevices); a page ends
+//                                   at limit (default 100, at most http.max_limit) or after about
+//                                   http.max_page_bytes, and has nextCursor while more follow
 //   GET /v1/devices/{id}/readings   from, to (inclusive), after, before (exclusive), begins_with,
 //                                   limit, order=asc|desc, cursor, filter, attributes
 //                                   (a bound may be a date: its first instant, storage::NormalizeBound)
@@ -35,7 +40,8 @@ struct Context {
 };
 
 // Thread-safe: it keeps nothing between calls. `endpoint` is set to the name reported to
-// http::ServerHooks::on_request: readings, latest, item, aggregate, healthz, readyz, metrics or other.
+// http::ServerHooks::on_request: devices, readings, latest, item, aggregate, healthz, readyz, metrics or
+// other.
 http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
 
 // The native error response; the Router uses it too (401, and what the server refuses itself).

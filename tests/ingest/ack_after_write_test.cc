@@ -83,6 +83,10 @@ class GatedStore : public storage::Store {
     return inner_->NewIterator(d, lo, hi);
   }
   std::unique_ptr<storage::TableIterator> NewTableIterator() const override { return inner_->NewTableIterator(); }
+  Status ListDevices(std::string_view prefix, std::string_view after, std::size_t limit,
+                     std::vector<storage::DeviceSummary>* devices) const override {
+    return inner_->ListDevices(prefix, after, limit, devices);
+  }
   std::string TableId() const override { return inner_->TableId(); }
   storage::StoreStats Stats() const override { return inner_->Stats(); }
   Status Checkpoint(const std::string& dir) const override { return inner_->Checkpoint(dir); }

@@ -97,6 +97,10 @@ class ObservedStore : public storage::Store {
                                       iterators.size() - 1);
   }
   std::unique_ptr<storage::TableIterator> NewTableIterator() const override { return store_.NewTableIterator(); }
+  Status ListDevices(std::string_view prefix, std::string_view after, std::size_t limit,
+                     std::vector<storage::DeviceSummary>* devices) const override {
+    return store_.ListDevices(prefix, after, limit, devices);
+  }
   std::string TableId() const override { return store_.TableId(); }
   storage::StoreStats Stats() const override { return store_.Stats(); }
   Status Checkpoint(const std::string&) const override { return Status::InvalidArgument("read only"); }

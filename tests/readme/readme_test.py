@@ -48,6 +48,8 @@ EXPECT = [
     (r"query --device a1b2 --from 2026-06-23T08:00:00Z", r"08:01:00"),
     (r"--latest 100 --before", r"21\.5"),
     (r"--aggregate ", r"temperature\.avg"),
+    (r"/v1/devices\?prefix=a1&limit=100'$", r'"deviceId":"a1b2","firstReadingTs":"2026-06-23T08:00:00.000000000Z","lastReadingTs":"2026-06-23T08:02:00.000000000Z","readings":3'),
+    (r"^\./build/readingsd devices$", r"a1b2\s+3\s+2026-06-23T08:00:00"),
     (r"^aws dynamodb query", r'"Count": 3\b'),
     (r"--print-config --storage.retention=30d", r'retention = "30d"'),
     (r"8081/v1/devices/a1b2/latest", r'"readingTs":"2026-06-23T08:02:00'),

@@ -1,0 +1,221 @@
+#include "storage/registry.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "storage/key.h"
+#include "storage/rocks_options.h"
+
+namespace readingsd::storage::internal {
+namespace {
+
+constexpr char kRecordVersion = 'r';
+
+void PutShort(std::string_view s, std::string* out) {
+  out->push_back(static_cast<char>(s.size()));
+  out->append(s);
+}
+
+bool GetShort(std::string_view* in, std::string* s) {
+  if (in->empty()) return false;
+  const std::size_t n = static_cast<unsigned char>(in->front());
+  if (n != 0 && n != kSortKeyLength) return false;
+  if (in->size() < 1 + n) return false;
+  s->assign(in->substr(1, n));
+  in->remove_prefix(1 + n);
+  return true;
+}
+
+// Iterates the keys in [lower, upper) in total order (across partitions).
+std::unique_ptr<rocksdb::Iterator> RangeIterator(rocksdb::DB* db, const rocksdb::Slice& lower,
+                                                 const rocksdb::Slice& upper) {
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower;
+  ro.iterate_upper_bound = &upper;
+  ro.total_order_seek = true;
+  return std::unique_ptr<rocksdb::Iterator>(db->NewIterator(ro));
+}
+
+// The first key after every key that begins with `prefix`.
+std::string PrefixEnd(std::string_view prefix) { return std::string(prefix) + kSortKeyEnd; }
+
+}  // namespace
+
+void EncodeDeviceRecord(const DeviceRecord& record, std::string* out) {
+  out->clear();
+  out->push_back(kRecordVersion);
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(record.readings >> (8 * i)));
+  PutShort(record.first, out);
+  PutShort(record.last, out);
+  PutShort(record.horizon, out);
+  out->append(record.latest);
+}
+
+Status DecodeDeviceRecord(std::string_view in, DeviceRecord* record) {
+  const Status bad = Status::Corruption("a device registry record does not decode");
+  if (in.size() < 9 || in[0] != kRecordVersion) return bad;
+  record->readings = 0;
+  for (int i = 0; i < 8; ++i) record->readings |= uint64_t{static_cast<unsigned char>(in[1 + i])} << (8 * i);
+  in.remove_prefix(9);
+  if (!GetShort(&in, &record->first) || !GetShort(&in, &record->last) || !GetShort(&in, &record->horizon)) {
+    return bad;
+  }
+  record->latest.assign(in);
+  return Status::OK();
+}
+
+Status Registry::BuildIfMissing() {
+  std::string built;
+  auto s = db_->Get(rocksdb::ReadOptions(), std::string(kRegistryBuiltKey), &built);
+  if (s.ok() && built == kRegistryBuiltValue) return Status::OK();
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading the device registry's state");
+
+  const std::string lower(kPartitionPrefix), upper = PrefixEnd(kPartitionPrefix);
+  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  auto it = RangeIterator(db_, lower_slice, upper_slice);
+  rocksdb::WriteBatch batch;
+  std::string device, value;
+  DeviceRecord record;
+  auto flush = [&]() -> Status {
+    if (device.empty()) return Status::OK();
+    EncodeDeviceRecord(record, &value);
+    if (auto put = batch.Put(RegistryKey(device), value); !put.ok()) return FromRocks(put, "device registry");
+    if (batch.Count() < 1000) return Status::OK();
+    Status written = FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "building the device registry");
+    batch.Clear();
+    return written;
+  };
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view id, sort_key;
+    if (!DecodeKey(std::string_view(it->key().data(), it->key().size()), &id, &sort_key)) continue;
+    if (id != device) {
+      if (Status f = flush(); !f.ok()) return f;
+      device.assign(id);
+      record = DeviceRecord();
+      record.first.assign(sort_key);
+    }
+    ++record.readings;
+    record.last.assign(sort_key);
+    record.latest.assign(it->value().data(), it->value().size());
+  }
+  if (Status st = FromRocks(it->status(), "building the device registry"); !st.ok()) return st;
+  if (Status f = flush(); !f.ok()) return f;
+  batch.Put(std::string(kRegistryBuiltKey), std::string(kRegistryBuiltValue));
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "building the device registry");
+}
+
+Status Registry::Load(std::string_view device_id, DeviceRecord* record) const {
+  std::string value;
+  auto s = db_->Get(rocksdb::ReadOptions(), RegistryKey(device_id), &value);
+  if (s.IsNotFound()) {
+    *record = DeviceRecord();
+    record->horizon = horizon_;
+    return Status::OK();
+  }
+  if (!s.ok()) return FromRocks(s, "reading the device registry");
+  return DecodeDeviceRecord(value, record);
+}
+
+Status Registry::Find(std::string_view device_id, DeviceRecord** record) {
+  auto it = records_.find(device_id);
+  if (it == records_.end()) {
+    DeviceRecord loaded;
+    if (Status s = Load(device_id, &loaded); !s.ok()) return s;
+    it = records_.emplace(device_id, std::move(loaded)).first;
+  }
+  *record = &it->second;
+  return Status::OK();
+}
+
+Status Registry::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batch) {
+  pending_.clear();
+  for (const KeyWrite& w : writes) {
+    const Reading& reading = *w.reading;
+    auto it = pending_.find(reading.device_id);
+    if (it == pending_.end()) {
+      DeviceRecord* kept = nullptr;
+      if (Status s = Find(reading.device_id, &kept); !s.ok()) return s;
+      it = pending_.emplace(reading.device_id, *kept).first;
+    }
+    DeviceRecord& r = it->second;
+    if (reading.sort_key < r.horizon) continue;  // retention has it already
+    // An overwrite counts nothing, unless the record counts no reading at all.
+    if (!w.prior || r.readings == 0) {
+      if (r.readings == 0 || reading.sort_key < r.first) r.first = reading.sort_key;
+      ++r.readings;
+    }
+    if (reading.sort_key >= r.last) {
+      r.last = reading.sort_key;
+      r.latest = w.value;
+    }
+  }
+  std::string value;
+  for (const auto& [device_id, record] : pending_) {
+    EncodeDeviceRecord(record, &value);
+    if (auto s = batch->Put(RegistryKey(device_id), value); !s.ok()) return FromRocks(s, "write batch");
+  }
+  return Status::OK();
+}
+
+void Registry::Commit() {
+  for (auto& [device_id, record] : pending_) records_[device_id] = std::move(record);
+  pending_.clear();
+}
+
+Status Registry::Sweep(const std::string& cutoff, std::mutex& write_mu, const rocksdb::WriteOptions& write_options) {
+  {
+    std::lock_guard lock(write_mu);
+    horizon_ = std::max(horizon_, cutoff);
+  }
+  // The devices to sweep, read without the lock; each is checked again under it.
+  std::vector<std::string> devices;
+  {
+    const std::string lower(kRegistryPrefix), upper = PrefixEnd(kRegistryPrefix);
+    const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+    auto it = RangeIterator(db_, lower_slice, upper_slice);
+    DeviceRecord record;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view id;
+      if (!DecodeRegistryKey(std::string_view(it->key().data(), it->key().size()), &id)) continue;
+      if (Status s = DecodeDeviceRecord(std::string_view(it->value().data(), it->value().size()), &record); !s.ok()) {
+        return s;
+      }
+      if (record.horizon < cutoff) devices.emplace_back(id);
+    }
+    if (Status s = FromRocks(it->status(), "sweeping the device registry"); !s.ok()) return s;
+  }
+  std::string value;
+  for (const std::string& id : devices) {
+    std::lock_guard lock(write_mu);
+    DeviceRecord* record = nullptr;
+    if (Status s = Find(id, &record); !s.ok()) return s;
+    if (record->horizon >= cutoff) continue;
+    DeviceRecord swept = *record;
+    swept.horizon = cutoff;
+    if (swept.readings > 0 && swept.first < cutoff) {
+      const std::string lower = EncodeKey(id, swept.first), upper = EncodeKey(id, std::string(1, kSortKeyEnd));
+      const std::string end = EncodeKey(id, cutoff);
+      const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+      auto it = RangeIterator(db_, lower_slice, upper_slice);
+      uint64_t expired = 0;
+      for (it->SeekToFirst(); it->Valid() && it->key().compare(end) < 0; it->Next()) ++expired;
+      if (Status s = FromRocks(it->status(), "sweeping the device registry"); !s.ok()) return s;
+      std::string_view device, sort_key;
+      if (it->Valid() && DecodeKey(std::string_view(it->key().data(), it->key().size()), &device, &sort_key)) {
+        swept.first.assign(sort_key);
+        swept.readings -= std::min(expired, swept.readings);
+      } else {
+        swept = DeviceRecord();
+        swept.horizon = cutoff;
+      }
+    }
+    rocksdb::WriteBatch batch;
+    EncodeDeviceRecord(swept, &value);
+    batch.Put(RegistryKey(id), value);
+    if (Status s = FromRocks(db_->Write(write_options, &batch), "sweeping the device registry"); !s.ok()) return s;
+    *record = std::move(swept);
+  }
+  return Status::OK();
+}
+
+}  // namespace readingsd::storage::internal

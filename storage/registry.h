@@ -1,0 +1,78 @@
+// The device registry: one record per device (key.h: "REG#" deviceId) with its first and last
+// reading time, its reading count and its latest reading, kept by Store::Write in the same
+// WriteBatch as the readings, so listing every device reads no partition. Internal to storage/;
+// docs/device-registry.md says how it stays exact.
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/status.h"
+#include "storage/prior_values.h"
+#include "storage/store.h"
+
+namespace readingsd::storage::internal {
+
+inline constexpr std::string_view kRegistryBuiltKey = "META#registry";
+inline constexpr std::string_view kRegistryBuiltValue = "v1";
+
+struct DeviceRecord {
+  uint64_t readings = 0;  // at or after horizon
+  std::string first, last;  // sort keys; "" when readings is 0
+  std::string horizon;      // readings older than this sort key are not counted ("" = none)
+  std::string latest;       // encoded attributes of the reading at `last`
+};
+void EncodeDeviceRecord(const DeviceRecord& record, std::string* out);
+Status DecodeDeviceRecord(std::string_view encoded, DeviceRecord* record);
+
+// Not thread-safe: Plan, the write of its batch and Commit run under the store's write lock,
+// which also serialises Sweep's changes with writes. Keeps the record of every device written
+// since the open in memory (its latest reading included), so a write reads no record but a
+// device's first.
+class Registry {
+ public:
+  explicit Registry(rocksdb::DB* db) : db_(db) {}
+
+  // A store that has no complete registry (written before it existed, or cut off while it was
+  // built) gets one, read from every reading. Run before any write.
+  Status BuildIfMissing();
+
+  // Adds to `batch` the new record of every device `writes` touch (once per device); they are
+  // kept aside until Commit. A write older than its device's horizon changes nothing; a new key
+  // counts one; an overwrite counts nothing; the newest key written becomes `latest`.
+  Status Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batch);
+  // The batch is written.
+  void Commit();
+
+  // Retention: every record whose horizon is older than `cutoff` stops counting the readings
+  // older than `cutoff` (counted in its partition, the only reads it makes) and takes `cutoff`
+  // as its horizon; a device with no reading left keeps a record with none, which listings skip.
+  // Takes `write_mu` itself, once per device. Once it returned OK compaction may drop readings
+  // older than `cutoff`: no record counts them any more.
+  Status Sweep(const std::string& cutoff, std::mutex& write_mu, const rocksdb::WriteOptions& write_options);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using Records = std::unordered_map<std::string, DeviceRecord, Hash, std::equal_to<>>;
+
+  // The device's record: kept, or read (a device without one gets an empty record with the
+  // current horizon).
+  Status Find(std::string_view device_id, DeviceRecord** record);
+  Status Load(std::string_view device_id, DeviceRecord* record) const;
+
+  rocksdb::DB* db_;
+  Records records_;
+  Records pending_;       // Plan's, until Commit
+  std::string horizon_;   // a new record's: the cutoff of the latest sweep begun
+};
+
+}  // namespace readingsd::storage::internal
