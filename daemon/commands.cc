@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <sstream>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string_view>
@@ -198,6 +199,22 @@ std::optional<int> GetPage(const DaemonApi& api, const char* command, const std:
   return std::nullopt;
 }
 
+// The page at `target`, then with `all` each page the previous one's nextCursor names, each
+// handed to `take`. `*cursor` is the last page's nextCursor ("" at the end). The exit code when
+// a page fails.
+std::optional<int> ForEachPage(const DaemonApi& api, const char* command, const std::string& target, bool all,
+                               bool print_raw, const std::function<void(json& page)>& take, std::string* cursor) {
+  cursor->clear();
+  do {
+    json page;
+    const std::string page_target = target + (cursor->empty() ? "" : "cursor=" + PercentEncode(*cursor));
+    if (std::optional<int> exit = GetPage(api, command, page_target, print_raw, &page)) return exit;
+    take(page);
+    *cursor = page.value("nextCursor", "");
+  } while (all && !cursor->empty());
+  return std::nullopt;
+}
+
 }  // namespace
 
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args) {
@@ -261,17 +278,17 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
 
   std::vector<json> items;
   std::string cursor;
-  do {
-    json page;
-    const std::string page_target = target + (cursor.empty() ? "" : "cursor=" + PercentEncode(cursor));
-    if (std::optional<int> exit = GetPage(api, "query", page_target, vm.count("json") > 0, &page)) return *exit;
+  auto take = [&](json& page) {
     if (aggregate) {
       for (const auto& bucket : page["buckets"]) items.push_back(BucketRow(bucket));
     } else {
       for (auto& item : page["items"]) items.push_back(std::move(item));
     }
-    cursor = page.value("nextCursor", "");
-  } while (vm.count("all") && !cursor.empty());
+  };
+  if (std::optional<int> exit =
+          ForEachPage(api, "query", target, vm.count("all") > 0, vm.count("json") > 0, take, &cursor)) {
+    return *exit;
+  }
   if (vm.count("csv")) {
     PrintCsv(items, aggregate ? std::vector<std::string>{"start", "count"}
                               : std::vector<std::string>{"deviceId", "readingTs"});
@@ -299,10 +316,7 @@ int DevicesCommand(const config::Config& config, const std::vector<std::string>&
   // One row per device: its registry fields, then its latest reading's attributes.
   std::vector<json> rows;
   std::string cursor;
-  do {
-    json page;
-    const std::string page_target = target + (cursor.empty() ? "" : "cursor=" + PercentEncode(cursor));
-    if (std::optional<int> exit = GetPage(api, "devices", page_target, vm.count("json") > 0, &page)) return *exit;
+  auto take = [&](json& page) {
     for (const auto& device : page["devices"]) {
       json row = json::object();
       for (const char* field : {"deviceId", "readings", "firstReadingTs", "lastReadingTs"}) row[field] = device[field];
@@ -311,8 +325,11 @@ int DevicesCommand(const config::Config& config, const std::vector<std::string>&
       }
       rows.push_back(std::move(row));
     }
-    cursor = page.value("nextCursor", "");
-  } while (vm.count("all") && !cursor.empty());
+  };
+  if (std::optional<int> exit =
+          ForEachPage(api, "devices", target, vm.count("all") > 0, vm.count("json") > 0, take, &cursor)) {
+    return *exit;
+  }
   if (!vm.count("json")) {
     PrintTable(rows, {"deviceId", "readings", "firstReadingTs", "lastReadingTs"});
     if (!cursor.empty()) std::printf("(more: --all follows nextCursor)\n");

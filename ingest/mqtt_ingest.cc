@@ -191,8 +191,10 @@ class MosquittoIngest : public MqttIngest {
       if (was && rc != 0) s.last_error = "connection lost: " + why;
     });
     if (was) {
-      if (rc != 0) Log(LogLevel::kWarning, "mqtt: connection lost: " + why);
-      if (rc != 0) NoteShortConnection(rc);
+      if (rc != 0) {
+        Log(LogLevel::kWarning, "mqtt: connection lost: " + why);
+        NoteShortConnection(rc);
+      }
       if (hooks_.on_connection) hooks_.on_connection(false);
     }
   }

@@ -16,6 +16,7 @@ with the test. That takes root; elsewhere the test skips, saying so.
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -102,7 +103,6 @@ def wait_http(port, path, timeout=30):
 
 
 def wait_port(port, timeout=30):
-    import socket
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
