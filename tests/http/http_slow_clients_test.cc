@@ -160,13 +160,20 @@ TEST_F(HttpServerTest, SlowLorisBeyondMaxConnectionsLocksNobodyOut) {
 
   SlowLoris attack(port(), options.server.max_connections + 8);
   ASSERT_TRUE(events->WaitFor("shed", options.server.max_connections, 30s)) << "the attack never filled the server";
+  // A new connection whose thread is busy (a loaded CI machine) has nothing read yet and can be
+  // shed like a silent one (docs/http_connections.md): it is closed before any byte of an
+  // answer, which an HTTP client may retry for a GET. One retry each, as browsers do; the
+  // attack keeps the server full throughout, so a server that shed the wrong ones fails anyway.
   int served = 0;
   for (int i = 0; i < 20; ++i) {
-    try {
-      HttpResult result = Get(port(), "/v1/devices/a1/readings?limit=1");
-      served += result.status == 200 && result.Json()["count"] == 1;
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "request " << i << ": " << e.what();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        HttpResult result = Get(port(), "/v1/devices/a1/readings?limit=1");
+        served += result.status == 200 && result.Json()["count"] == 1;
+        break;
+      } catch (const std::exception& e) {
+        if (attempt == 1) ADD_FAILURE() << "request " << i << ", retried: " << e.what();
+      }
     }
   }
   EXPECT_EQ(served, 20);
