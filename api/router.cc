@@ -22,6 +22,7 @@ Status Router::Make(const RouterOptions& options, const storage::Store* store, R
 Router::Router(const RouterOptions& options, const storage::Store* store, RouterHooks hooks)
     : options_(options),
       ops_(std::move(hooks.ops)),
+      write_(std::move(hooks.write)),
       authenticator_(options.bearer_tokens),
       request_id_salt_(std::random_device{}() * 0x100000000ull + std::random_device{}()),
       read_helpers_(options.read_helpers),
@@ -50,6 +51,7 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
     return res;
   }
   if (path == "/") return dynamodb::HandleRequest(DynamoDbContext(), request, endpoint);
+  if (write::IsWriteRequest(request)) return write::HandleRequest(write::Context{options_.write, write_}, request, endpoint);
   return native::HandleRequest(native::Context{read_, ops_}, request, endpoint);
 }
 

@@ -78,6 +78,9 @@ struct HttpConfig {
   std::string dynamodb_region = "us-east-1";  // the region in the table's ARN
   std::string auth_token_file;          // "" = no authentication
   uint64_t max_body_bytes = 1048576;
+  // The write endpoints: most bytes a body may hold once decompressed, most readings per request.
+  uint64_t max_decoded_body_bytes = 16777216;
+  uint64_t max_write_readings = 10000;
   uint64_t max_header_bytes = 8192;
   uint64_t max_limit = 10000;
   uint64_t max_page_bytes = 1048576;

@@ -14,6 +14,7 @@
 #include "daemon/options.h"
 #include "http/server.h"
 #include "ingest/mqtt_ingest.h"
+#include "ingest/write.h"
 #include "metrics/exporter.h"
 #include "storage/key.h"
 #include "storage/store.h"
@@ -233,8 +234,31 @@ int RunService(const config::Config& config, const std::string& config_path) {
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
   };
+  // Every way in (MQTT, the write API) reports its writes and refusals through the same hooks.
+  ingest::IngestHooks ingest_hooks;
+  ingest_hooks.log = [&log](LogLevel level, std::string_view msg) { log.Write(level, msg); };
+  ingest_hooks.on_batch_written = [&exporter](std::span<const storage::Reading> batch,
+                                              std::chrono::duration<double> seconds) {
+    exporter.write_batch_size().Observe(static_cast<double>(batch.size()));
+    exporter.write_batch_seconds().Observe(seconds.count());
+    exporter.readings_ingested().Increment(static_cast<double>(batch.size()));
+    for (const auto& r : batch) exporter.hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
+  };
+  ingest_hooks.on_rejected = [&exporter, &log](std::string_view topic, const ingest::Rejection& r) {
+    const std::string reason(ingest::ReasonName(r.reason));
+    exporter.readings_rejected(reason).Increment();
+    // Limited per reason, so one flood cannot hide the first lines of another.
+    const std::string key = "ingest: rejected (" + reason + ")";
+    log.WriteLimited(key, LogLevel::kWarning,
+                     key + " on " + std::string(topic) + (r.device_id.empty() ? "" : ", device " + r.device_id) +
+                         ": " + r.message);
+  };
+  router_hooks.write.write = [&store, &ingest_hooks](std::span<const storage::Reading> readings) {
+    return ingest::WriteReadings(store.get(), ingest_hooks, readings);
+  };
+  router_hooks.write.on_rejected = ingest_hooks.on_rejected;
   std::unique_ptr<api::Router> router;  // before `server`, which serves it until destroyed
-  if (Status s = api::Router::Make(RouterOptionsFrom(config.http, tokens), store.get(), router_hooks, &router);
+  if (Status s = api::Router::Make(RouterOptionsFrom(config.http, config.ingest, tokens), store.get(), router_hooks, &router);
       !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
     return kExitConfig;
@@ -255,24 +279,6 @@ int RunService(const config::Config& config, const std::string& config_path) {
   log.Write(LogLevel::kInfo, "http: listening on " + listen.host + ":" + http_port);
   const std::string http_host = LoopbackFor(listen.host);  // where the watchdog probe connects
 
-  ingest::IngestHooks ingest_hooks;
-  ingest_hooks.log = [&log](LogLevel level, std::string_view msg) { log.Write(level, msg); };
-  ingest_hooks.on_batch_written = [&exporter](std::span<const storage::Reading> batch,
-                                              std::chrono::duration<double> seconds) {
-    exporter.write_batch_size().Observe(static_cast<double>(batch.size()));
-    exporter.write_batch_seconds().Observe(seconds.count());
-    exporter.readings_ingested().Increment(static_cast<double>(batch.size()));
-    for (const auto& r : batch) exporter.hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
-  };
-  ingest_hooks.on_rejected = [&exporter, &log](std::string_view topic, const ingest::Rejection& r) {
-    const std::string reason(ingest::ReasonName(r.reason));
-    exporter.readings_rejected(reason).Increment();
-    // Limited per reason, so one flood cannot hide the first lines of another.
-    const std::string key = "ingest: rejected (" + reason + ")";
-    log.WriteLimited(key, LogLevel::kWarning,
-                     key + " on " + std::string(topic) + (r.device_id.empty() ? "" : ", device " + r.device_id) +
-                         ": " + r.message);
-  };
   bool ever_connected = false;
   ingest_hooks.on_connection = [&exporter, &ever_connected](bool connected) {
     exporter.mqtt_connected().Set(connected ? 1 : 0);
