@@ -12,6 +12,7 @@ Status Router::Make(const RouterOptions& options, const storage::Store* store, R
   if (options.limits.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
   if (options.table_name.empty()) return Status::InvalidArgument("table_name must not be empty");
   if (options.region.empty()) return Status::InvalidArgument("region must not be empty");
+  if (Status s = write::ValidateOptions(options.write); !s.ok()) return s;
   for (const std::string& token : options.bearer_tokens) {
     if (token.empty()) return Status::InvalidArgument("a bearer token is empty");
   }
@@ -40,7 +41,9 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
   const std::string_view target = http::ToStd(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
   const bool dynamodb_call = request.count("X-Amz-Target") != 0;
-  if (path != "/healthz" && !authenticator_.Allows(request)) {
+  // /ping, as InfluxDB's, tells nothing but that the server is up.
+  if (path != "/healthz" && path != "/ping" && !authenticator_.Allows(request) &&
+      !authenticator_.AllowsCredential(write::InfluxPassword(request))) {
     *endpoint = "unauthorized";
     http::Response res =
         dynamodb_call ? dynamodb::Error(DynamoDbContext(), http::status::unauthorized,

@@ -65,6 +65,8 @@ struct IngestConfig {
   // <N>s|m|h|d, "" = no upper bound. Parsing fills max_future_seconds (0 = no upper bound).
   std::string max_future = "1d";
   std::chrono::seconds max_future_seconds{86400};
+  // The device id of a line protocol point: {measurement}, {tag:NAME} and literal text.
+  std::string line_protocol_device = "{tag:device}";
 
   bool operator==(const IngestConfig&) const = default;
 };

@@ -344,6 +344,10 @@ const std::vector<Key>& Keys() {
                     "readings stamped further than this ahead of the host's clock are refused "
                     "(timestamp_in_future): \"1d\", \"12h\", \"90m\", \"45s\"; \"\" = no upper bound",
                     MaxFuture),
+      READINGSD_KEY(ingest, line_protocol_device,
+                    "the device id of an InfluxDB line protocol point (POST /write, import): "
+                    "{measurement}, {tag:NAME} and literal text, e.g. \"{measurement}.{tag:site}\"; "
+                    "the point's other tags become string attributes"),
 
       READINGSD_KEY(http, listen,
                     "host:port to serve the HTTP API on; 0.0.0.0:8080 accepts remote clients, "

@@ -78,6 +78,7 @@ api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, const config::
   o.write.max_future = window.max_future_seconds;
   o.write.max_body_bytes = c.max_decoded_body_bytes;
   o.write.max_readings = c.max_write_readings;
+  o.write.line_device = window.line_protocol_device;
   return o;
 }
 

@@ -221,5 +221,79 @@ TEST_F(WriteApiTest, WritesNeedCredentialsWhenTokensAreSet) {
   EXPECT_TRUE(Stored("a", "2026-06-23T08:00:00.000000000Z"));
 }
 
+TEST_F(WriteApiTest, InfluxWriteStoresEveryGoodLineAndNamesEachBadOne) {
+  const std::string body =
+      "weather,device=lp1,site=north temp=21.5,ok=true 1782201600\n"
+      "weather,device=lp1 temp=hot 1782201601\n"
+      "weather,site=north temp=1 1782201602\n"
+      "weather,device=lp1 temp=22i 1782201603\n";
+  HttpResult r = Post(port(), "/write?db=telegraf&precision=s", {}, body);
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_FALSE(r.Header("x-influxdb-version").empty());
+  const std::string error = r.Json()["error"];
+  EXPECT_EQ(error.rfind("partial write: line 2: malformed_line: column", 0), 0u) << error;
+  EXPECT_NE(error.find("line 3: missing_device_id"), std::string::npos) << error;
+  EXPECT_NE(error.find("dropped=2"), std::string::npos) << error;
+  EXPECT_EQ(error.rfind(r.Header("x-influxdb-error"), 0), 0u);  // its first 200 bytes
+  storage::Reading got;
+  ASSERT_TRUE(Stored("lp1", "2026-06-23T08:00:00.000000000Z", &got));
+  EXPECT_EQ(got.attributes.size(), 3u);  // temp, ok, site
+  EXPECT_TRUE(Stored("lp1", "2026-06-23T08:00:03.000000000Z"));
+  EXPECT_EQ(rejected_, (std::vector<std::string>{"POST /write malformed_line", "POST /write missing_device_id"}));
+  EXPECT_EQ(written_, 2u);
+
+  EXPECT_EQ(Post(port(), "/write?db=x", {}, "m,device=lp2 v=1 1782201600000000000\n").status, 204);
+  EXPECT_TRUE(Stored("lp2", "2026-06-23T08:00:00.000000000Z"));
+  r = Post(port(), "/write?precision=fortnights", {}, "m,device=lp2 v=1 1\n");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.Json()["error"].get<std::string>().find("precision"), std::string::npos);
+}
+
+TEST_F(WriteApiTest, InfluxV2WriteWithTokenGzipAndPrecision) {
+  ServeOptions options;
+  options.api.bearer_tokens = {"s3cret"};
+  Start(options);
+  const std::string body = "m,device=v2 v=1 1782201600000\nm,device=v2 v=2 1782201601000\n";
+  HttpResult r = Post(port(), "/api/v2/write?org=o&bucket=b&precision=ms", {{"Content-Encoding", "gzip"}}, Gzip(body));
+  EXPECT_EQ(r.status, 401);
+  r = Post(port(), "/api/v2/write?org=o&bucket=b&precision=ms",
+           {{"Content-Encoding", "gzip"}, {"Authorization", "Token s3cret"}}, Gzip(body));
+  EXPECT_EQ(r.status, 204) << r.body;
+  EXPECT_TRUE(Stored("v2", "2026-06-23T08:00:01.000000000Z"));
+  r = Post(port(), "/api/v2/write?precision=h", {{"Authorization", "Token s3cret"}}, body);  // 1.x only
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.Json()["code"], "invalid");
+  r = Post(port(), "/api/v2/write", {{"Authorization", "Token s3cret"}}, "m,device=v2 v=oops 1\n");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.Json()["code"], "invalid");
+  EXPECT_NE(r.Json()["message"].get<std::string>().find("line 1: malformed_line"), std::string::npos);
+
+  // 1.x clients: the token as p, or as the password of Basic auth.
+  EXPECT_EQ(Post(port(), "/write?db=d&u=me&p=s3cret", {}, "m,device=v1 v=1 1782201600000000000").status, 204);
+  EXPECT_EQ(Post(port(), "/write?db=d&u=me&p=wrong", {}, "m,device=v1 v=1 1782201600000000000").status, 401);
+  EXPECT_EQ(Post(port(), "/v1/readings?p=s3cret", {}, "{}").status, 401);  // p is /write's alone
+  EXPECT_EQ(Post(port(), "/write?db=d", {{"Authorization", "Basic bWU6czNjcmV0"}},  // me:s3cret
+                 "m,device=v1 v=1 1782201601000000000")
+                .status,
+            204);
+  EXPECT_TRUE(Stored("v1", "2026-06-23T08:00:01.000000000Z"));
+  // /ping answers without credentials, as InfluxDB's.
+  r = Get(port(), "/ping");
+  EXPECT_EQ(r.status, 204);
+  EXPECT_FALSE(r.Header("x-influxdb-version").empty());
+}
+
+TEST_F(WriteApiTest, InfluxBodyBounds) {
+  ServeOptions options;
+  options.api.write.max_body_bytes = 1 << 16;
+  options.api.write.max_readings = 2;
+  Start(options);
+  HttpResult r = Post(port(), "/write", {{"Content-Encoding", "gzip"}}, Gzip(std::string(1 << 20, '\n')));
+  EXPECT_EQ(r.status, 413) << r.body;
+  r = Post(port(), "/write", {}, "m,device=b v=1 1\nm,device=b v=1 2\nm,device=b v=1 3\n");
+  EXPECT_EQ(r.status, 413) << r.body;
+  EXPECT_FALSE(Stored("b", "1970-01-01T00:00:00.000000001Z"));
+}
+
 }  // namespace
 }  // namespace readingsd::test

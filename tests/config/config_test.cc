@@ -161,6 +161,7 @@ Config EveryKeyChanged() {
   c.ingest.min_timestamp = "1970-01-01T01:00:00+01:00";
   c.ingest.max_future = "";
   c.ingest.max_future_seconds = std::chrono::seconds(0);
+  c.ingest.line_protocol_device = "{measurement}.{tag:site}";
   c.http.listen = "[::1]:0";
   c.http.threads = 16;
   c.http.read_helpers = 0;

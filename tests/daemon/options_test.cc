@@ -45,6 +45,7 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   config::IngestConfig window;
   window.min_timestamp = "";
   window.max_future_seconds = std::chrono::seconds(0);
+  window.line_protocol_device = "{tag:host}";
   const api::RouterOptions router = RouterOptionsFrom(c, window, {"tok"});
   EXPECT_EQ(router.table_name, "t");
   EXPECT_EQ(router.region, "eu-west-1");
@@ -56,6 +57,7 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   EXPECT_EQ(router.write.max_readings, 19u);
   EXPECT_EQ(router.write.min_sort_key, "");
   EXPECT_EQ(router.write.max_future, std::chrono::seconds(0));
+  EXPECT_EQ(router.write.line_device, "{tag:host}");
 }
 
 }  // namespace
