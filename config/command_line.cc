@@ -93,6 +93,7 @@ Status ParseCommandLine(int argc, const char* const* argv, Config* config, Comma
   static constexpr std::pair<std::string_view, Command> kCommands[] = {
       {"run", Command::kRun},
       {"query", Command::kQuery},
+      {"import", Command::kImport},
       {"backup", Command::kBackup},
       {"verify", Command::kVerify},
       {"repair", Command::kRepair},

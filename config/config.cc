@@ -245,6 +245,7 @@ std::string HelpText() {
   std::string out =
       "Usage: readingsd [OPTIONS] [run]\n"
       "       readingsd [OPTIONS] query [QUERY OPTIONS]\n"
+      "       readingsd [OPTIONS] import [IMPORT OPTIONS] FILE...\n"
       "       readingsd [OPTIONS] backup DIR\n"
       "       readingsd [OPTIONS] verify\n"
       "       readingsd [OPTIONS] repair [--yes] [--copy-to DIR]\n"
@@ -253,6 +254,8 @@ std::string HelpText() {
       "Commands:\n"
       "  run            ingest readings from MQTT and serve the HTTP API (the default)\n"
       "  query          query the store; its options follow it (readingsd query --help)\n"
+      "  import FILE... readings from CSV, JSON lines or line protocol files (- = stdin) into the\n"
+      "                 store, or through the running daemon that holds it (readingsd import --help)\n"
       "  backup DIR     write a consistent copy of the store to the new directory DIR\n"
       "  verify         check the store and every block of it against its checksum\n"
       "  repair         report what repairing a store readingsd refuses would drop;\n"

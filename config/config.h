@@ -131,7 +131,7 @@ Status ParseToml(std::string_view text, std::string_view source_name, Config* ou
 // Valid TOML of every key, section by section; ParseToml reads it back to an equal Config.
 std::string ToToml(const Config& config);
 
-enum class Command { kRun, kQuery, kBackup, kVerify, kRepair, kCheckConfig, kHelp, kVersion, kPrintConfig };
+enum class Command { kRun, kQuery, kImport, kBackup, kVerify, kRepair, kCheckConfig, kHelp, kVersion, kPrintConfig };
 
 struct CommandLine {
   Command command = Command::kRun;
@@ -141,7 +141,7 @@ struct CommandLine {
 
 // readingsd [OPTIONS] [COMMAND [ARGS...]]
 //   OPTIONS: -c/--config FILE, --print-config, -h/--help, --version, --section.key[=]VALUE.
-//   COMMAND: run (the default), query, backup DIR, verify, repair [--yes], check-config.
+//   COMMAND: run (the default), query, import FILE..., backup DIR, verify, repair [--yes], check-config.
 // Everything after COMMAND belongs to it and lands in args untouched, except flags whose name
 // starts with a config section (--mqtt.*, --http.*, ...): those are config flags wherever they
 // are, up to a "--", after which everything is args. A bare boolean flag means true.

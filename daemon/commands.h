@@ -10,6 +10,8 @@
 namespace readingsd::daemon {
 
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args);
+// daemon/import.h: files into the store, or through the running daemon.
+int ImportCommand(const config::Config& config, const std::vector<std::string>& args);
 int BackupCommand(const config::Config& config, const std::vector<std::string>& args);
 // Checks the store and every block; exit 0 when sound, 65 when damaged. Safe beside the daemon.
 int VerifyCommand(const config::Config& config);

@@ -65,9 +65,9 @@ std::size_t TagIndex(const lineproto::Point& point, std::string_view name) {
 // Everything a body's points are mapped and checked with.
 struct Mapping {
   std::vector<Piece> pieces;
-  int64_t nanos_per_unit;
+  Precision precision;
   ReadingChecks checks;
-  int64_t now_nanos;  // for points without a timestamp: one instant per body, as InfluxDB
+  std::string now_key;  // for points without a timestamp: one instant per body, as InfluxDB
 };
 
 bool Refuse(Rejection* rejection, RejectReason reason, std::string message) {
@@ -95,17 +95,15 @@ bool ToReading(const Mapping& m, const lineproto::Point& point, storage::Reading
   }
   rejection->device_id = reading->device_id;
 
-  int64_t nanos = m.now_nanos;
   std::string ts_text = "(none: the server's clock)";
-  if (point.timestamp) {
+  if (!point.timestamp) {
+    reading->sort_key = m.now_key;
+  } else {
     ts_text = std::to_string(*point.timestamp);
-    if (__builtin_mul_overflow(*point.timestamp, m.nanos_per_unit, &nanos)) {
-      return Refuse(rejection, RejectReason::kInvalidTimestamp,
-                    "timestamp " + ts_text + " is out of range at this precision");
+    if (!EpochSortKey(*point.timestamp, m.precision, &reading->sort_key)) {
+      return Refuse(rejection, RejectReason::kInvalidTimestamp, "timestamp " + ts_text + " is out of range at this precision");
     }
   }
-  reading->sort_key = storage::SortKeyAt(std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(nanos))));
 
   for (const lineproto::Field& field : point.fields) {
     storage::AttributeValue value;
@@ -161,6 +159,14 @@ bool Merge(storage::Reading&& reading, storage::Reading* into, Rejection* reject
 
 }  // namespace
 
+bool EpochSortKey(int64_t value, Precision precision, std::string* sort_key) {
+  int64_t nanos = 0;
+  if (__builtin_mul_overflow(value, NanosPer(precision), &nanos)) return false;
+  *sort_key = storage::SortKeyAt(std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(nanos))));
+  return true;
+}
+
 bool ParsePrecision(std::string_view text, Precision* precision) {
   if (text.empty() || text == "n" || text == "ns") {
     *precision = Precision::kNanoseconds;
@@ -196,8 +202,8 @@ void ParseLineProtocol(const PayloadOptions& checks, const LineProtocolOptions& 
     return refuse_whole(RejectReason::kOversize, "body of " + std::to_string(body.size()) + " bytes exceeds " +
                                                      std::to_string(checks.max_payload_bytes));
   }
-  Mapping m{{}, NanosPer(options.precision), ReadingChecks(checks),
-            std::chrono::duration_cast<std::chrono::nanoseconds>(checks.now().time_since_epoch()).count()};
+  Mapping m{{}, options.precision, ReadingChecks(checks),
+            storage::SortKeyAt(checks.now())};
   if (Status s = ParseTemplate(options.device_template, &m.pieces); !s.ok()) {
     return refuse_whole(RejectReason::kMissingDeviceId, "device template: " + s.message());
   }

@@ -30,6 +30,9 @@ enum class Precision { kNanoseconds, kMicroseconds, kMilliseconds, kSeconds, kMi
 // is nanoseconds. False for any other.
 bool ParsePrecision(std::string_view text, Precision* precision);
 
+// The sort key of `value` units of `precision` since 1970; false when out of range.
+bool EpochSortKey(int64_t value, Precision precision, std::string* sort_key);
+
 // OK when `device_template` is literal text and {measurement} or {tag:NAME} placeholders, with
 // at least one placeholder; else InvalidArgument saying what is wrong.
 Status ValidateDeviceTemplate(std::string_view device_template);
