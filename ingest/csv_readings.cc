@@ -14,9 +14,21 @@ struct Cell {
   bool quoted = false;
 };
 
+// Skips the rest of a malformed record, up to and with the next line end, so that reading goes
+// on where WholeRecords would cut.
+Status SkipRecord(std::string_view* data, std::size_t from, std::size_t* lines, std::string message) {
+  const std::size_t end = data->find('\n', from);
+  const std::size_t skipped = end == std::string_view::npos ? data->size() : end + 1;
+  *lines += static_cast<std::size_t>(std::count(data->begin() + static_cast<std::ptrdiff_t>(from),
+                                                data->begin() + static_cast<std::ptrdiff_t>(skipped), '\n'));
+  data->remove_prefix(skipped);
+  return Status::InvalidArgument(std::move(message));
+}
+
 // Reads one record off the front of *data into *cells; *lines is how many line ends it spans.
-// InvalidArgument for a quote closed before something other than a comma or the record's end,
-// or one never closed.
+// A quote opens a quoted field only at the field's start (elsewhere it is itself). InvalidArgument
+// for text after a quoted field's closing quote, or a quote never closed; the record is then
+// skipped up to its line end.
 Status ReadRecord(std::string_view* data, std::vector<Cell>* cells, std::size_t* lines) {
   cells->assign(1, Cell{});
   *lines = 0;
@@ -27,7 +39,7 @@ Status ReadRecord(std::string_view* data, std::vector<Cell>* cells, std::size_t*
     if (i < d.size() && d[i] == '"' && cell.text.empty() && !cell.quoted) {
       cell.quoted = true;
       for (++i;; ++i) {
-        if (i == d.size()) return Status::InvalidArgument("a quoted field is never closed");
+        if (i == d.size()) return SkipRecord(data, d.size(), lines, "a quoted field is never closed");
         if (d[i] == '"') {
           if (i + 1 < d.size() && d[i + 1] == '"') {
             cell.text.push_back('"');
@@ -42,7 +54,7 @@ Status ReadRecord(std::string_view* data, std::vector<Cell>* cells, std::size_t*
       }
       if (i + 1 < d.size() && d[i] == '\r' && d[i + 1] == '\n') ++i;  // CRLF
       if (i < d.size() && d[i] != ',' && d[i] != '\n') {
-        return Status::InvalidArgument("text after a quoted field's closing quote");
+        return SkipRecord(data, i, lines, "text after a quoted field's closing quote");
       }
     }
     while (i < d.size() && d[i] != ',' && d[i] != '\n') cells->back().text.push_back(d[i++]);
@@ -130,11 +142,28 @@ void ParseRecord(const ReadingChecks& checks, Precision precision, const CsvColu
 
 std::size_t WholeRecords(std::string_view data, bool at_end) {
   if (at_end) return data.size();
-  bool quoted = false;
+  // Where ReadRecord is: a quote opens a quoted field only at a field's start, and text after a
+  // closing quote makes the record malformed up to the next line end.
+  enum { kFieldStart, kUnquoted, kQuoted, kQuoteInQuoted, kMalformed } state = kFieldStart;
   std::size_t whole = 0;
   for (std::size_t i = 0; i < data.size(); ++i) {
-    if (data[i] == '"') quoted = !quoted;  // "" inside a quoted field toggles twice
-    else if (data[i] == '\n' && !quoted) whole = i + 1;
+    const char c = data[i];
+    if (state == kQuoted) {
+      if (c == '"') state = kQuoteInQuoted;
+    } else if (c == '\n') {
+      state = kFieldStart;
+      whole = i + 1;
+    } else if (state == kMalformed) {
+      // skipped up to the line end, as ReadRecord skips it
+    } else if (state == kQuoteInQuoted) {
+      if (c == '"') state = kQuoted;  // "" inside a quoted field
+      else if (c == ',') state = kFieldStart;
+      else if (c != '\r' || i + 1 == data.size() || data[i + 1] != '\n') state = kMalformed;
+    } else if (c == ',') {
+      state = kFieldStart;
+    } else {
+      state = state == kFieldStart && c == '"' ? kQuoted : kUnquoted;
+    }
   }
   return whole;
 }
@@ -176,9 +205,9 @@ void ParseCsvRecords(const PayloadOptions& checks, Precision precision, const Cs
     std::size_t spanned = 0;
     if (Status s = ReadRecord(&records, &cells, &spanned); !s.ok()) {
       Reject(out, RejectReason::kMalformedLine, s.message(), "", line);
-      return;  // where the next record starts is unknown
+    } else if (!Blank(cells)) {
+      ParseRecord(reading_checks, precision, columns, cells, line, out);
     }
-    if (!Blank(cells)) ParseRecord(reading_checks, precision, columns, cells, line, out);
     line += spanned;
   }
 }

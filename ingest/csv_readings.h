@@ -26,7 +26,8 @@ struct CsvColumns {
 };
 
 // The length of the longest prefix of `data` that holds whole records (up to a line end outside
-// quotes); all of `data` when `at_end`. Lets a reader feed a file in blocks.
+// quotes, as ParseCsvRecords reads them); all of `data` when `at_end`. Lets a reader feed a file
+// in blocks: records parsed block by block are the records parsed at once.
 std::size_t WholeRecords(std::string_view data, bool at_end);
 
 // Reads the header record off the front of *data. InvalidArgument when it is malformed, names
@@ -35,7 +36,7 @@ Status ParseCsvHeader(std::string_view* data, CsvColumns* columns, std::size_t* 
 
 // Each record of `records` (whole records, as WholeRecords cuts them) as a reading or a
 // rejection whose index is the line its record starts on, counting from `first_line`. Blank
-// lines are skipped. `checks` holds the plausible window; its caps are not used. Thread-safe.
+// lines are skipped; a malformed record (kMalformedLine) up to its line end. `checks` holds the plausible window; its caps are not used. Thread-safe.
 void ParseCsvRecords(const PayloadOptions& checks, Precision precision, const CsvColumns& columns,
                      std::string_view records, std::size_t first_line, ParsedMessage* out);
 

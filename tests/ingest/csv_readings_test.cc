@@ -43,9 +43,11 @@ TEST(CsvReadingsTest, QuotingAndLineNumbers) {
                           "\n"
                           "d1,later,x\n"
                           "d1,1782201601\n"
-                          "d1,1782201602,\"x\"y\n");
-  ASSERT_EQ(m.readings.size(), 1u);
+                          "d1,1782201602,\"x\"y\n"
+                          "d1,1782201603,mid\"quote\n");
+  ASSERT_EQ(m.readings.size(), 2u);
   EXPECT_EQ(std::get<std::string>(m.readings[0].attributes[0].value), "a, \"b\"\r\nc");
+  EXPECT_EQ(std::get<std::string>(m.readings[1].attributes[0].value), "mid\"quote");  // the rest is read on
   ASSERT_EQ(m.rejections.size(), 3u);
   EXPECT_EQ(m.rejections[0].index, 5u);  // the quoted line end counts
   EXPECT_EQ(m.rejections[0].reason, RejectReason::kInvalidTimestamp);
@@ -86,6 +88,7 @@ TEST(CsvReadingsTest, WholeRecordsCutsOnlyOutsideQuotes) {
   EXPECT_EQ(WholeRecords("a,b\nc,\"d\ne\"\nf", false), 12u);
   EXPECT_EQ(WholeRecords("a,b", false), 0u);
   EXPECT_EQ(WholeRecords("a,b", true), 3u);
+  EXPECT_EQ(WholeRecords("a,b\"c\nd,\"e", false), 6u);  // a quote inside a field opens nothing
 }
 
 }  // namespace
