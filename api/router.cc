@@ -12,6 +12,7 @@ Status Router::Make(const RouterOptions& options, const storage::Store* store, R
   if (options.limits.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
   if (options.table_name.empty()) return Status::InvalidArgument("table_name must not be empty");
   if (options.region.empty()) return Status::InvalidArgument("region must not be empty");
+  if (Status s = write::ValidateOptions(options.write); !s.ok()) return s;
   for (const std::string& token : options.bearer_tokens) {
     if (token.empty()) return Status::InvalidArgument("a bearer token is empty");
   }
@@ -22,6 +23,7 @@ Status Router::Make(const RouterOptions& options, const storage::Store* store, R
 Router::Router(const RouterOptions& options, const storage::Store* store, RouterHooks hooks)
     : options_(options),
       ops_(std::move(hooks.ops)),
+      write_(std::move(hooks.write)),
       authenticator_(options.bearer_tokens),
       request_id_salt_(std::random_device{}() * 0x100000000ull + std::random_device{}()),
       read_helpers_(options.read_helpers),
@@ -39,7 +41,9 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
   const std::string_view target = http::ToStd(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
   const bool dynamodb_call = request.count("X-Amz-Target") != 0;
-  if (path != "/healthz" && !authenticator_.Allows(request)) {
+  // /ping, as InfluxDB's, tells nothing but that the server is up.
+  if (path != "/healthz" && path != "/ping" && !authenticator_.Allows(request) &&
+      !authenticator_.AllowsCredential(write::InfluxPassword(request))) {
     *endpoint = "unauthorized";
     http::Response res =
         dynamodb_call ? dynamodb::Error(DynamoDbContext(), http::status::unauthorized,
@@ -50,6 +54,7 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
     return res;
   }
   if (path == "/") return dynamodb::HandleRequest(DynamoDbContext(), request, endpoint);
+  if (write::IsWriteRequest(request)) return write::HandleRequest(write::Context{options_.write, write_}, request, endpoint);
   return native::HandleRequest(native::Context{read_, ops_}, request, endpoint);
 }
 

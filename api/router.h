@@ -1,6 +1,7 @@
 // api: the HTTP APIs readingsd answers, and the Router, the one http::Handler the daemon serves.
 // The Router checks credentials and sends `/` to the DynamoDB-compatible API (api/dynamodb/),
-// everything else to the native API (api/native/). It knows neither API's parameters.
+// writes to the write API (api/write/), everything else to the native API (api/native/). It
+// knows no API's parameters.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 
 #include "api/dynamodb/dynamodb.h"
 #include "api/native/native.h"
+#include "api/write/write.h"
 #include "base/status.h"
 #include "http/auth.h"
 #include "http/handler.h"
@@ -31,6 +33,7 @@ struct RouterOptions {
   // Threads that read the later part of a long page while the request's thread reads the first
   // (query/read_helpers.h); 0 = every page is read by its request's thread alone.
   int read_helpers = 1;
+  write::WriteOptions write;
 
   bool operator==(const RouterOptions&) const = default;
 };
@@ -39,10 +42,11 @@ struct RouterOptions {
 struct RouterHooks {
   native::OpsHooks ops;                          // GET /metrics and /readyz
   query::PartitionReadHook on_partition_read;    // every query and get, of either API
+  write::WriteHooks write;                       // the write API's readings and refusals
 };
 
 // Thread-safe. The endpoint names it reports: readings, latest, item, healthz, readyz, metrics,
-// dynamodb.<Op>, dynamodb.other, unauthorized, other.
+// dynamodb.<Op>, dynamodb.other, write.json, unauthorized, other.
 class Router final : public http::Handler {
  public:
   // `store` is not owned and must outlive the router. InvalidArgument for unusable options.
@@ -63,6 +67,7 @@ class Router final : public http::Handler {
 
   const RouterOptions options_;
   const native::OpsHooks ops_;
+  const write::WriteHooks write_;
   const http::Authenticator authenticator_;
   const std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
   const uint64_t request_id_salt_;  // random, so request ids differ across restarts

@@ -12,6 +12,11 @@ namespace readingsd {
 // ASCII case-insensitive equality (HTTP auth schemes, expression keywords).
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// Percent-decoding; in a query string '+' is a space, as every URL encoder writes one
+// (curl --data-urlencode, URLSearchParams), while in a path it is itself. False when a '%' is not
+// followed by two hex digits.
+bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out);
+
 struct HostPort {
   std::string host;  // without the brackets of "[v6]"
   uint16_t port = 0;

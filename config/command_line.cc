@@ -95,6 +95,7 @@ Status ParseCommandLine(int argc, const char* const* argv, Config* config, Comma
       {"serve", Command::kServe},
       {"query", Command::kQuery},
       {"devices", Command::kDevices},
+      {"import", Command::kImport},
       {"backup", Command::kBackup},
       {"verify", Command::kVerify},
       {"repair", Command::kRepair},

@@ -65,6 +65,8 @@ struct IngestConfig {
   // <N>s|m|h|d, "" = no upper bound. Parsing fills max_future_seconds (0 = no upper bound).
   std::string max_future = "1d";
   std::chrono::seconds max_future_seconds{86400};
+  // The device id of a line protocol point: {measurement}, {tag:NAME} and literal text.
+  std::string line_protocol_device = "{tag:device}";
 
   bool operator==(const IngestConfig&) const = default;
 };
@@ -78,6 +80,9 @@ struct HttpConfig {
   std::string dynamodb_region = "us-east-1";  // the region in the table's ARN
   std::string auth_token_file;          // "" = no authentication
   uint64_t max_body_bytes = 1048576;
+  // The write endpoints: most bytes a body may hold once decompressed, most readings per request.
+  uint64_t max_decoded_body_bytes = 16777216;
+  uint64_t max_write_readings = 10000;
   uint64_t max_header_bytes = 8192;
   uint64_t max_limit = 10000;
   uint64_t max_page_bytes = 1048576;
@@ -129,7 +134,7 @@ Status ParseToml(std::string_view text, std::string_view source_name, Config* ou
 std::string ToToml(const Config& config);
 
 enum class Command {
-  kRun, kServe, kQuery, kDevices, kBackup, kVerify, kRepair, kCheckConfig, kHelp, kVersion, kPrintConfig
+  kRun, kServe, kQuery, kDevices, kImport, kBackup, kVerify, kRepair, kCheckConfig, kHelp, kVersion, kPrintConfig
 };
 
 struct CommandLine {
@@ -140,8 +145,8 @@ struct CommandLine {
 
 // readingsd [OPTIONS] [COMMAND [ARGS...]]
 //   OPTIONS: -c/--config FILE, --print-config, -h/--help, --version, --section.key[=]VALUE.
-//   COMMAND: run (the default), serve, query, devices, backup DIR, verify, repair [--yes],
-//   check-config.
+//   COMMAND: run (the default), serve, query, devices, import FILE..., backup DIR, verify,
+//   repair [--yes], check-config.
 // Everything after COMMAND belongs to it and lands in args untouched, except flags whose name
 // starts with a config section (--mqtt.*, --http.*, ...): those are config flags wherever they
 // are, up to a "--", after which everything is args. A bare boolean flag means true.

@@ -344,6 +344,10 @@ const std::vector<Key>& Keys() {
                     "readings stamped further than this ahead of the host's clock are refused "
                     "(timestamp_in_future): \"1d\", \"12h\", \"90m\", \"45s\"; \"\" = no upper bound",
                     MaxFuture),
+      READINGSD_KEY(ingest, line_protocol_device,
+                    "the device id of an InfluxDB line protocol point (POST /write, import): "
+                    "{measurement}, {tag:NAME} and literal text, e.g. \"{measurement}.{tag:site}\"; "
+                    "the point's other tags become string attributes"),
 
       READINGSD_KEY(http, listen,
                     "host:port to serve the HTTP API on; 0.0.0.0:8080 accepts remote clients, "
@@ -368,6 +372,13 @@ const std::vector<Key>& Keys() {
                     "file of bearer tokens, one per line (# starts a comment line); every request "
                     "must carry one of them; \"\" = no authentication"),
       READINGSD_KEY(http, max_body_bytes, "larger request bodies are refused (413)", AtLeast(1)),
+      READINGSD_KEY(http, max_decoded_body_bytes,
+                    "a write request's body (POST /v1/readings, /write) may hold at most this "
+                    "much once gzip is inflated; more is refused (413) without inflating further",
+                    AtLeast(1)),
+      READINGSD_KEY(http, max_write_readings,
+                    "most readings (or lines of line protocol) one write request may carry (413)",
+                    AtLeast(1)),
       READINGSD_KEY(http, max_header_bytes, "larger request headers are refused (431)", AtLeast(1)),
       READINGSD_KEY(http, max_limit, "largest page size (limit) a query may ask for", AtLeast(1)),
       READINGSD_KEY(http, max_page_bytes,

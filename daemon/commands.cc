@@ -15,6 +15,7 @@
 
 #include "base/text.h"
 #include "daemon/http_client.h"
+#include "daemon/import.h"
 #include "daemon/options.h"
 #include "daemon/service.h"
 #include "json/parse.h"
@@ -335,6 +336,61 @@ int DevicesCommand(const config::Config& config, const std::vector<std::string>&
     if (!cursor.empty()) std::printf("(more: --all follows nextCursor)\n");
   }
   return kExitOk;
+}
+
+int ImportCommand(const config::Config& config, const std::vector<std::string>& args) {
+  po::options_description desc("readingsd import [options] FILE... (- = standard input)");
+  desc.add_options()("help,h", "this text")(
+      "format", po::value<std::string>(),
+      "csv, jsonl or lp (line protocol); default: from each name (.csv; .jsonl, .ndjson, .json; .lp, .line, .txt)")(
+      "precision", po::value<std::string>()->default_value("ns"),
+      "unit of integer timestamps (line protocol, CSV): ns, us, ms, s, m, h")(
+      "batch", po::value<std::size_t>()->default_value(10000), "readings per write")(
+      "progress-seconds", po::value<int>()->default_value(10),
+      "seconds between progress lines when stderr is not a terminal")(
+      "file", po::value<std::vector<std::string>>()->required(), "files to import");
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  try {
+    std::vector<std::string> argv = args;
+    po::store(po::command_line_parser(argv).options(desc).positional(positional).run(), vm);
+    if (vm.count("help")) {
+      std::cout << desc;
+      return kExitOk;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "readingsd import: %s\n%s", e.what(), (std::ostringstream() << desc).str().c_str());
+    return kExitUsage;
+  }
+  ImportOptions options;
+  options.files = vm["file"].as<std::vector<std::string>>();
+  if (vm.count("format")) {
+    const std::string format = vm["format"].as<std::string>();
+    if (format == "csv") options.format = ImportFormat::kCsv;
+    else if (format == "jsonl") options.format = ImportFormat::kJsonLines;
+    else if (format == "lp") options.format = ImportFormat::kLineProtocol;
+    else {
+      std::fprintf(stderr, "readingsd import: --format must be csv, jsonl or lp\n");
+      return kExitUsage;
+    }
+  }
+  if (!ingest::ParsePrecision(vm["precision"].as<std::string>(), &options.precision)) {
+    std::fprintf(stderr, "readingsd import: --precision must be ns, us, ms, s, m or h\n");
+    return kExitUsage;
+  }
+  options.batch = std::max<std::size_t>(1, vm["batch"].as<std::size_t>());
+  options.progress_every = std::chrono::seconds(std::max(1, vm["progress-seconds"].as<int>()));
+  if (!config.http.auth_token_file.empty()) {
+    std::vector<std::string> tokens;
+    if (Status s = config::ReadTokenFile(config.http.auth_token_file, &tokens); !s.ok()) {
+      std::fprintf(stderr, "readingsd import: http.auth_token_file: %s\n", s.message().c_str());
+      return kExitConfig;
+    }
+    options.token = tokens.front();
+  }
+  return Import(config, options);
 }
 
 int BackupCommand(const config::Config& config, const std::vector<std::string>& args) {

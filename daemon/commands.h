@@ -12,6 +12,8 @@ namespace readingsd::daemon {
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args);
 // Every device with its latest reading, as a table (GET /v1/devices of the running daemon).
 int DevicesCommand(const config::Config& config, const std::vector<std::string>& args);
+// daemon/import.h: files into the store, or through the running daemon.
+int ImportCommand(const config::Config& config, const std::vector<std::string>& args);
 int BackupCommand(const config::Config& config, const std::vector<std::string>& args);
 // Checks the store and every block; exit 0 when sound, 65 when damaged. Safe beside the daemon.
 int VerifyCommand(const config::Config& config);

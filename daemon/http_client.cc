@@ -18,15 +18,18 @@ std::string LoopbackFor(const std::string& host) {
   return host;
 }
 
-Status HttpGet(const std::string& host, const std::string& port, const std::string& target,
-               const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result) {
-  const std::string url = "GET http://" + host + ":" + port + target + ": ";
+namespace {
+
+Status Exchange(const std::string& host, const std::string& port, http::request<http::string_body> req,
+                const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result) {
+  const std::string url =
+      std::string(req.method_string()) + " http://" + host + ":" + port + std::string(req.target()) + ": ";
   boost::asio::io_context io;
   tcp::resolver resolver(io);
   beast::tcp_stream stream(io);
-  http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, host);
   if (!bearer_token.empty()) req.set(http::field::authorization, "Bearer " + bearer_token);
+  req.prepare_payload();
   beast::flat_buffer buffer;
   http::response<http::string_body> res;
   // Asynchronous steps under one run_for: a tcp_stream's deadline binds only its asynchronous
@@ -51,6 +54,23 @@ Status HttpGet(const std::string& host, const std::string& port, const std::stri
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
   return Status::OK();
+}
+
+}  // namespace
+
+Status HttpGet(const std::string& host, const std::string& port, const std::string& target,
+               const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result) {
+  return Exchange(host, port, http::request<http::string_body>{http::verb::get, target, 11}, bearer_token, timeout,
+                  result);
+}
+
+Status HttpPost(const std::string& host, const std::string& port, const std::string& target,
+                const std::string& bearer_token, const std::string& content_type, std::string body,
+                std::chrono::milliseconds timeout, HttpGetResult* result) {
+  http::request<http::string_body> req{http::verb::post, target, 11};
+  req.set(http::field::content_type, content_type);
+  req.body() = std::move(body);
+  return Exchange(host, port, std::move(req), bearer_token, timeout, result);
 }
 
 }  // namespace readingsd::daemon

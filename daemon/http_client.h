@@ -1,4 +1,5 @@
-// A minimal HTTP/1.1 GET over loopback, for the watchdog's self-probe and `readingsd query`.
+// A minimal HTTP/1.1 client over loopback, for the watchdog's self-probe, `readingsd query` and
+// `readingsd import` through a running daemon.
 #pragma once
 
 #include <chrono>
@@ -15,6 +16,10 @@ struct HttpGetResult {
 
 Status HttpGet(const std::string& host, const std::string& port, const std::string& target,
                const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result);
+// A POST of `body` as `content_type`; the same otherwise.
+Status HttpPost(const std::string& host, const std::string& port, const std::string& target,
+                const std::string& bearer_token, const std::string& content_type, std::string body,
+                std::chrono::milliseconds timeout, HttpGetResult* result);
 
 // The address to reach a server listening on `host`: loopback for the wildcard addresses.
 std::string LoopbackFor(const std::string& host);

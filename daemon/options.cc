@@ -6,6 +6,17 @@
 #include "storage/key.h"
 
 namespace readingsd::daemon {
+namespace {
+
+// ingest.min_timestamp as a sort key; "" = no lower bound. It was checked when it was read, so
+// it normalises.
+std::string MinSortKey(const config::IngestConfig& window) {
+  std::string key;
+  if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &key);
+  return key;
+}
+
+}  // namespace
 
 ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config::IngestConfig& window) {
   ingest::MqttOptions o;
@@ -27,9 +38,7 @@ ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config:
   o.payload.device_id_topic = c.device_id_topic;
   o.payload.max_payload_bytes = c.max_payload_bytes;
   o.payload.max_batch = c.max_batch;
-  // ingest.min_timestamp was checked when it was read, so it normalises.
-  o.payload.min_sort_key.clear();
-  if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &o.payload.min_sort_key);
+  o.payload.min_sort_key = MinSortKey(window);
   o.payload.max_future = window.max_future_seconds;
   return o;
 }
@@ -56,7 +65,8 @@ http::ServerOptions ServerOptionsFrom(const config::HttpConfig& c, const HostPor
   return o;
 }
 
-api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, std::vector<std::string> tokens) {
+api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, const config::IngestConfig& window,
+                                     std::vector<std::string> tokens) {
   api::RouterOptions o;
   o.table_name = c.table_name;
   o.region = c.dynamodb_region;
@@ -66,6 +76,11 @@ api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, std::vector<st
   o.limits.max_aggregate_buckets = c.max_aggregate_buckets;
   o.limits.max_aggregate_scan = c.max_aggregate_scan;
   o.read_helpers = c.read_helpers;
+  o.write.min_sort_key = MinSortKey(window);
+  o.write.max_future = window.max_future_seconds;
+  o.write.max_body_bytes = c.max_decoded_body_bytes;
+  o.write.max_readings = c.max_write_readings;
+  o.write.line_device = window.line_protocol_device;
   return o;
 }
 

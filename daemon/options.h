@@ -24,7 +24,8 @@ ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& config, const co
 metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& config);
 // `listen` is config.listen, parsed.
 http::ServerOptions ServerOptionsFrom(const config::HttpConfig& config, const HostPort& listen);
-// `tokens` are read from config.auth_token_file.
-api::RouterOptions RouterOptionsFrom(const config::HttpConfig& config, std::vector<std::string> tokens);
+// `tokens` are read from config.auth_token_file; `window` is the plausible readingTs window.
+api::RouterOptions RouterOptionsFrom(const config::HttpConfig& config, const config::IngestConfig& window,
+                                     std::vector<std::string> tokens);
 
 }  // namespace readingsd::daemon

@@ -15,6 +15,7 @@
 #include "daemon/options.h"
 #include "http/server.h"
 #include "ingest/mqtt_ingest.h"
+#include "ingest/write.h"
 #include "metrics/exporter.h"
 #include "storage/key.h"
 #include "storage/store.h"
@@ -170,19 +171,18 @@ sigset_t BlockHandledSignals() {
   return set;
 }
 
-// Starts MQTT ingest into `store`, reporting to the exporter and the log.
-Status StartIngest(const config::Config& config, const std::string& password, storage::Store* store,
-                   metrics::Exporter* exporter, Log* log, std::unique_ptr<ingest::MqttIngest>* ingest) {
-  ingest::IngestHooks ingest_hooks;
-  ingest_hooks.log = [log](LogLevel level, std::string_view msg) { log->Write(level, msg); };
-  ingest_hooks.on_batch_written = [exporter](std::span<const storage::Reading> batch,
-                                             std::chrono::duration<double> seconds) {
+// What every way in (MQTT, the write API) reports: its writes and refusals, to the exporter and
+// the log.
+ingest::IngestHooks WriteHooks(metrics::Exporter* exporter, Log* log) {
+  ingest::IngestHooks hooks;
+  hooks.log = [log](LogLevel level, std::string_view msg) { log->Write(level, msg); };
+  hooks.on_batch_written = [exporter](std::span<const storage::Reading> batch, std::chrono::duration<double> seconds) {
     exporter->write_batch_size().Observe(static_cast<double>(batch.size()));
     exporter->write_batch_seconds().Observe(seconds.count());
     exporter->readings_ingested().Increment(static_cast<double>(batch.size()));
     for (const auto& r : batch) exporter->hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
   };
-  ingest_hooks.on_rejected = [exporter, log](std::string_view topic, const ingest::Rejection& r) {
+  hooks.on_rejected = [exporter, log](std::string_view topic, const ingest::Rejection& r) {
     const std::string reason(ingest::ReasonName(r.reason));
     exporter->readings_rejected(reason).Increment();
     // Limited per reason, so one flood cannot hide the first lines of another.
@@ -191,15 +191,21 @@ Status StartIngest(const config::Config& config, const std::string& password, st
                       key + " on " + std::string(topic) + (r.device_id.empty() ? "" : ", device " + r.device_id) +
                           ": " + r.message);
   };
-  ingest_hooks.on_connection = [exporter, ever_connected = false](bool connected) mutable {
+  return hooks;
+}
+
+// Starts MQTT ingest into `store`; `hooks` are WriteHooks, to which it adds the broker's state.
+Status StartIngest(const config::Config& config, const std::string& password, storage::Store* store,
+                   ingest::IngestHooks hooks, metrics::Exporter* exporter, std::unique_ptr<ingest::MqttIngest>* ingest) {
+  hooks.on_connection = [exporter, ever_connected = false](bool connected) mutable {
     exporter->mqtt_connected().Set(connected ? 1 : 0);
     if (connected && ever_connected) exporter->mqtt_reconnects().Increment();
     ever_connected = ever_connected || connected;
   };
-  ingest_hooks.on_broker_dropped = [exporter](uint64_t total) { exporter->SetBrokerDroppedMessages(total); };
+  hooks.on_broker_dropped = [exporter](uint64_t total) { exporter->SetBrokerDroppedMessages(total); };
   ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
   ingest_options.password = password;
-  return ingest::MqttIngest::Start(ingest_options, store, ingest_hooks, ingest);
+  return ingest::MqttIngest::Start(ingest_options, store, hooks, ingest);
 }
 
 }  // namespace
@@ -283,8 +289,13 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
   };
+  const ingest::IngestHooks ingest_hooks = WriteHooks(&exporter, &log);
+  router_hooks.write.write = [&store, &ingest_hooks](std::span<const storage::Reading> readings) {
+    return ingest::WriteReadings(store.get(), ingest_hooks, readings);
+  };
+  router_hooks.write.on_rejected = ingest_hooks.on_rejected;
   std::unique_ptr<api::Router> router;  // before `server`, which serves it until destroyed
-  if (Status s = api::Router::Make(RouterOptionsFrom(config.http, tokens), store.get(), router_hooks, &router);
+  if (Status s = api::Router::Make(RouterOptionsFrom(config.http, config.ingest, tokens), store.get(), router_hooks, &router);
       !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
     return kExitConfig;
@@ -305,7 +316,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   log.Write(LogLevel::kInfo, "http: listening on " + listen.host + ":" + http_port);
   const std::string http_host = LoopbackFor(listen.host);  // where the watchdog probe connects
 
-  if (Status s = serve_only ? Status::OK() : StartIngest(config, password, store.get(), &exporter, &log, &ingest);
+  if (Status s = serve_only ? Status::OK() : StartIngest(config, password, store.get(), ingest_hooks, &exporter, &ingest);
       !s.ok()) {
     log.Write(LogLevel::kError, s.ToString());
     return kExitConfig;

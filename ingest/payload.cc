@@ -135,9 +135,8 @@ Status ToNumber(const json& value, const std::string* text, storage::Number* num
 
 // What every reading of one message is checked against.
 struct Checks {
-  std::string topic_device;   // "" = the topic names none
-  std::string_view earliest;  // the lowest sort key accepted; "" = no bound
-  std::string latest;         // the highest; "" = no bound
+  std::string topic_device;  // "" = the topic names none
+  ReadingChecks readings;
 };
 
 void ParseOne(const json& object, const Checks& checks, const ReadingSteps& steps, std::size_t index,
@@ -184,13 +183,13 @@ void ParseOne(const json& object, const Checks& checks, const ReadingSteps& step
     reading.device_id = device->get<std::string>();
     if (!checks.topic_device.empty() && reading.device_id != checks.topic_device) {
       Reject(out, RejectReason::kDeviceIdMismatch,
-             "deviceId \"" + reading.device_id + "\" differs from the topic's \"" + checks.topic_device + "\"");
+             "deviceId \"" + reading.device_id + "\" differs from \"" + checks.topic_device + "\" that the topic or path names");
       return;
     }
   } else if (!checks.topic_device.empty()) {
     reading.device_id = checks.topic_device;
   } else {
-    Reject(out, RejectReason::kMissingDeviceId, "no deviceId in the payload or the topic");
+    Reject(out, RejectReason::kMissingDeviceId, "no deviceId in the payload, the topic or the path");
     return;
   }
   if (Status s = storage::ValidateDeviceId(reading.device_id); !s.ok()) {
@@ -211,19 +210,8 @@ void ParseOne(const json& object, const Checks& checks, const ReadingSteps& step
     Reject(out, RejectReason::kInvalidTimestamp, s.message());
     return;
   }
-  if (!checks.earliest.empty() && reading.sort_key < checks.earliest) {
-    Reject(out, RejectReason::kTimestampTooOld,
-           "readingTs " + ts_text + " is before " + std::string(checks.earliest) +
-               " (ingest.min_timestamp): is the device's clock set?");
-    return;
-  }
-  if (!checks.latest.empty() && reading.sort_key > checks.latest) {
-    Reject(out, RejectReason::kTimestampInFuture,
-           "readingTs " + ts_text + " is after " + checks.latest + ", now plus ingest.max_future");
-    return;
-  }
-  if (Status s = storage::ValidateAttributes(reading.attributes); !s.ok()) {
-    Reject(out, RejectReason::kInvalidAttribute, s.message());
+  if (Rejection rejection; !checks.readings.Check(reading, ts_text, &rejection)) {
+    out->rejections.push_back(std::move(rejection));
     return;
   }
   out->readings.push_back(std::move(reading));
@@ -256,17 +244,16 @@ void ParseDocument(const PayloadOptions& options, const std::string& topic_devic
            "batch of " + std::to_string(doc.size()) + " readings exceeds " + std::to_string(options.max_batch));
     return;
   }
-  Checks checks{topic_device, options.min_sort_key, ""};
-  if (options.max_future.count() > 0) {
-    checks.latest = storage::SortKeyAtSeconds(
-        std::chrono::duration<double>(options.now().time_since_epoch() + options.max_future).count());
-  }
+  const Checks checks{topic_device, ReadingChecks(options)};
   const std::size_t readings = doc.is_array() ? doc.size() : 1;
   for (std::size_t i = 0; i < readings; ++i) {
     const json& reading = doc.is_array() ? doc[i] : doc;
     const std::size_t rejected = out->rejections.size();
     ParseOne(reading, checks, steps, i, out);
-    if (out->rejections.size() > rejected) out->rejections.back().device_id = DeviceNamed(&reading, topic_device);
+    if (out->rejections.size() > rejected) {
+      out->rejections.back().device_id = DeviceNamed(&reading, topic_device);
+      out->rejections.back().index = i;
+    }
   }
 }
 
@@ -288,6 +275,7 @@ std::string_view ReasonName(RejectReason reason) {
     case RejectReason::kDuplicateKey: return "duplicate_key";
     case RejectReason::kTimestampTooOld: return "timestamp_too_old";
     case RejectReason::kTimestampInFuture: return "timestamp_in_future";
+    case RejectReason::kMalformedLine: return "malformed_line";
   }
   return "unknown";
 }
@@ -306,14 +294,47 @@ std::string DeviceIdFromTopic(std::string_view pattern, std::string_view topic) 
 
 void ParsePayload(const PayloadOptions& options, std::string_view topic, std::string_view payload,
                   ParsedMessage* out) {
+  ParsePayloadFor(options, DeviceIdFromTopic(options.device_id_topic, topic), payload, out);
+}
+
+void ParsePayloadFor(const PayloadOptions& options, std::string_view device_id, std::string_view payload,
+                     ParsedMessage* out) {
   out->readings.clear();
   out->rejections.clear();
-  const std::string topic_device = DeviceIdFromTopic(options.device_id_topic, topic);
-  ParseDocument(options, topic_device, payload, out);
+  const std::string named(device_id);
+  ParseDocument(options, named, payload, out);
   // A payload refused whole (oversize, malformed, ...) names the topic's device.
   for (Rejection& rejection : out->rejections) {
-    if (rejection.device_id.empty()) rejection.device_id = DeviceNamed(nullptr, topic_device);
+    if (rejection.device_id.empty()) rejection.device_id = DeviceNamed(nullptr, named);
   }
+}
+
+ReadingChecks::ReadingChecks(const PayloadOptions& options) : earliest_(options.min_sort_key) {
+  if (options.max_future.count() > 0) {
+    latest_ = storage::SortKeyAtSeconds(
+        std::chrono::duration<double>(options.now().time_since_epoch() + options.max_future).count());
+  }
+}
+
+bool ReadingChecks::Check(const storage::Reading& reading, std::string_view ts_text, Rejection* rejection) const {
+  if (!earliest_.empty() && reading.sort_key < earliest_) {
+    *rejection = {RejectReason::kTimestampTooOld,
+                  "readingTs " + std::string(ts_text) + " is before " + earliest_ +
+                      " (ingest.min_timestamp): is the device's clock set?",
+                  reading.device_id};
+    return false;
+  }
+  if (!latest_.empty() && reading.sort_key > latest_) {
+    *rejection = {RejectReason::kTimestampInFuture,
+                  "readingTs " + std::string(ts_text) + " is after " + latest_ + ", now plus ingest.max_future",
+                  reading.device_id};
+    return false;
+  }
+  if (Status s = storage::ValidateAttributes(reading.attributes); !s.ok()) {
+    *rejection = {RejectReason::kInvalidAttribute, s.message(), reading.device_id};
+    return false;
+  }
+  return true;
 }
 
 }  // namespace readingsd::ingest

@@ -29,13 +29,14 @@ enum class RejectReason {
   kDuplicateKey,
   kTimestampTooOld,
   kTimestampInFuture,
+  kMalformedLine,  // a line of line protocol or a CSV row that does not parse
 };
 inline constexpr RejectReason kAllRejectReasons[] = {
     RejectReason::kOversize,         RejectReason::kMalformedJson,    RejectReason::kNotAnObject,
     RejectReason::kEmptyBatch,       RejectReason::kBatchTooLarge,    RejectReason::kMissingDeviceId,
     RejectReason::kInvalidDeviceId,  RejectReason::kDeviceIdMismatch, RejectReason::kMissingTimestamp,
     RejectReason::kInvalidTimestamp, RejectReason::kInvalidAttribute, RejectReason::kDuplicateKey,
-    RejectReason::kTimestampTooOld,  RejectReason::kTimestampInFuture,
+    RejectReason::kTimestampTooOld,  RejectReason::kTimestampInFuture, RejectReason::kMalformedLine,
 };
 std::string_view ReasonName(RejectReason reason);
 
@@ -45,6 +46,9 @@ struct Rejection {
   // The device the rejected reading names in its deviceId, else the one the topic names; "" when
   // neither is a valid device id. For logs: which device to fix.
   std::string device_id;
+  // Which reading: its place in a JSON array (0 for one object or a payload refused whole), or
+  // the line number (from 1) of a line of line protocol or a CSV row.
+  std::size_t index = 0;
 };
 
 struct PayloadOptions {
@@ -74,6 +78,28 @@ struct ParsedMessage {
 // kMaxJsonDepth (json/parse.h) is kMalformedJson and never built.
 void ParsePayload(const PayloadOptions& options, std::string_view topic, std::string_view payload,
                   ParsedMessage* out);
+
+// ParsePayload for a payload whose device is named some other way than by a topic (an HTTP
+// path): `device_id` "" = only each reading's deviceId names it; else a reading's deviceId, when
+// it has one, must be the same (kDeviceIdMismatch).
+void ParsePayloadFor(const PayloadOptions& options, std::string_view device_id, std::string_view payload,
+                     ParsedMessage* out);
+
+// The checks every reading passes whichever way it came in (MQTT, HTTP, line protocol, import),
+// after its device id was validated and its timestamp normalised: the plausible window and the
+// attributes. Thread-compatible (immutable once made).
+class ReadingChecks {
+ public:
+  // Takes options.now() once: the window ends there (plus max_future) for every reading checked.
+  explicit ReadingChecks(const PayloadOptions& options);
+  // True when `reading` passes; else false and *rejection says why. `ts_text` is the timestamp as
+  // it was written, for the message.
+  bool Check(const storage::Reading& reading, std::string_view ts_text, Rejection* rejection) const;
+
+ private:
+  std::string earliest_;  // the lowest sort key accepted; "" = no bound
+  std::string latest_;    // the highest; "" = no bound
+};
 
 // The device id the topic names under `pattern` ("sensors/{deviceId}/readings"); "" when the
 // pattern is empty or the topic does not match it.

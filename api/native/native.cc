@@ -15,6 +15,7 @@
 
 #include "api/native/aggregate.h"
 #include "api/native/request.h"
+#include "base/text.h"
 #include "expr/expr.h"
 #include "json/dump.h"
 #include "storage/key.h"
@@ -82,31 +83,6 @@ http::Response TextResponse(std::string_view content_type, std::string body) {
   res.set(http::field::content_type, std::string(content_type));
   res.body() = std::move(body);
   return res;
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decoding; in a query string '+' is a space, as every URL encoder writes one
-// (curl --data-urlencode, URLSearchParams), while in a path it is itself.
-bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out) {
-  out->clear();
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out->push_back(plus_is_space && in[i] == '+' ? ' ' : in[i]);
-      continue;
-    }
-    if (i + 2 >= in.size()) return false;
-    const int hi = HexDigit(in[i + 1]), lo = HexDigit(in[i + 2]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi << 4 | lo));
-    i += 2;
-  }
-  return true;
 }
 
 // NotFound when no route has this path; segments are decoded one by one, so an encoded '/'

@@ -464,7 +464,7 @@ TEST_F(NativeApiTest, UnknownRoutesAre404AndWrongMethods405) {
     EXPECT_EQ(result.status, 404) << target;
     EXPECT_EQ(result.Json()["error"]["code"], "NotFound") << target;
   }
-  HttpResult post = Post(port(), "/v1/devices/a1/readings", {}, "{}");
+  HttpResult post = Post(port(), "/v1/devices/a1/latest", {}, "{}");  // POST .../readings writes
   EXPECT_EQ(post.status, 405);
   EXPECT_EQ(post.Header("allow"), "GET");
   EXPECT_EQ(post.Json()["error"]["code"], "MethodNotAllowed");

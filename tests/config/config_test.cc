@@ -173,6 +173,7 @@ Config EveryKeyChanged() {
   c.ingest.min_timestamp = "1970-01-01T01:00:00+01:00";
   c.ingest.max_future = "";
   c.ingest.max_future_seconds = std::chrono::seconds(0);
+  c.ingest.line_protocol_device = "{measurement}.{tag:site}";
   c.http.listen = "[::1]:0";
   c.http.threads = 16;
   c.http.read_helpers = 0;
@@ -182,6 +183,8 @@ Config EveryKeyChanged() {
   c.http.auth_token_file = "/etc/readingsd/token";
   c.http.max_body_bytes = 1;
   c.http.max_header_bytes = 2;
+  c.http.max_decoded_body_bytes = 8;
+  c.http.max_write_readings = 9;
   c.http.max_limit = 3;
   c.http.max_page_bytes = 4;
   c.http.max_aggregate_buckets = 5;

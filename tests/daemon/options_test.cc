@@ -13,7 +13,7 @@ TEST(OptionsTest, ConfigDefaultsAreTheLibraryDefaults) {
   HostPort listen;
   ASSERT_TRUE(ParseHostPort(config::HttpConfig{}.listen, &listen).ok());
   EXPECT_EQ(ServerOptionsFrom(config::HttpConfig{}, listen), http::ServerOptions{});
-  EXPECT_EQ(RouterOptionsFrom(config::HttpConfig{}, {}), api::RouterOptions{});
+  EXPECT_EQ(RouterOptionsFrom(config::HttpConfig{}, config::IngestConfig{}, {}), api::RouterOptions{});
 }
 
 TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
@@ -32,6 +32,8 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   c.max_connections = 15;
   c.request_timeout_ms = 16;
   c.header_timeout_ms = 17;
+  c.max_decoded_body_bytes = 18;
+  c.max_write_readings = 19;
   const http::ServerOptions server = ServerOptionsFrom(c, HostPort{"::1", 9});
   EXPECT_EQ(server.address, "::1");
   EXPECT_EQ(server.port, 9);
@@ -42,7 +44,11 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   EXPECT_EQ(server.max_connections, 15);
   EXPECT_EQ(server.request_timeout, std::chrono::milliseconds(16));
   EXPECT_EQ(server.header_timeout, std::chrono::milliseconds(17));
-  const api::RouterOptions router = RouterOptionsFrom(c, {"tok"});
+  config::IngestConfig window;
+  window.min_timestamp = "";
+  window.max_future_seconds = std::chrono::seconds(0);
+  window.line_protocol_device = "{tag:host}";
+  const api::RouterOptions router = RouterOptionsFrom(c, window, {"tok"});
   EXPECT_EQ(router.table_name, "t");
   EXPECT_EQ(router.region, "eu-west-1");
   EXPECT_EQ(router.bearer_tokens, std::vector<std::string>{"tok"});
@@ -51,6 +57,11 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   EXPECT_EQ(router.limits.max_aggregate_buckets, 15u);
   EXPECT_EQ(router.limits.max_aggregate_scan, 16u);
   EXPECT_EQ(router.read_helpers, 0);
+  EXPECT_EQ(router.write.max_body_bytes, 18u);
+  EXPECT_EQ(router.write.max_readings, 19u);
+  EXPECT_EQ(router.write.min_sort_key, "");
+  EXPECT_EQ(router.write.max_future, std::chrono::seconds(0));
+  EXPECT_EQ(router.write.line_device, "{tag:host}");
 }
 
 }  // namespace

@@ -51,6 +51,8 @@ EXPECT = [
     (r"--aggregate ", r"temperature\.avg"),
     (r"/v1/devices\?prefix=a1&limit=100'$", r'"deviceId":"a1b2","firstReadingTs":"2026-06-23T08:00:00.000000000Z","lastReadingTs":"2026-06-23T08:02:00.000000000Z","readings":3'),
     (r"^\./build/readingsd devices$", r"a1b2\s+3\s+2026-06-23T08:00:00"),
+    (r"/v1/readings -d '\[", r'"written":1,"rejected":\[\{"index":1,"reason":"invalid_timestamp"'),
+    (r"^\./build/readingsd import a1b2\.csv$", r"imported 3 readings from 1 file"),
     (r"^aws dynamodb query", r'"Count": 3\b'),
     (r"--print-config --storage.retention=30d", r'retention = "30d"'),
     (r"8081/v1/devices/a1b2/latest", r'"readingTs":"2026-06-23T08:02:00'),
