@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "storage/key.h"
+#include "storage/prior_values.h"
 #include "storage/rocks_options.h"
 #include "storage/store_dir.h"
 
@@ -217,7 +218,7 @@ struct OpenDb {
 
 class RocksStore : public Store {
  public:
-  explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()) {
+  explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()), priors_(db_) {
     write_options_.sync = open_.sync;
     if (open_.marks) marker_ = std::thread([this] { MarkLoop(); });
   }
@@ -242,17 +243,19 @@ class RocksStore : public Store {
     for (const Reading& r : readings) {
       if (Status s = ValidateReading(r); !s.ok()) return s;
     }
+    // One writer at a time: the priors found must still hold when the batch is written.
+    std::lock_guard lock(write_mu_);
+    std::vector<internal::KeyWrite> writes;
+    if (Status s = priors_.Plan(readings, &writes); !s.ok()) return s;
     rocksdb::WriteBatch batch;
-    std::string key, value;
-    for (const Reading& r : readings) {
-      key = EncodeKey(r.device_id, r.sort_key);
-      EncodeAttributes(r.attributes, &value);
-      if (auto s = batch.Put(key, value); !s.ok()) return FromRocks(s, "write batch");
+    for (const internal::KeyWrite& w : writes) {
+      if (auto s = batch.Put(w.key, w.value); !s.ok()) return FromRocks(s, "write batch");
     }
     MaybeResume();
     auto s = db_->Write(write_options_, &batch);
     if (s.IsIOError()) write_failed_ = true;
     open_.tally->Record(s);
+    if (s.ok()) priors_.Commit(writes);
     return FromRocks(s, "write");
   }
 
@@ -359,6 +362,8 @@ class RocksStore : public Store {
   OpenDb open_;
   rocksdb::DB* db_;
   rocksdb::WriteOptions write_options_;
+  std::mutex write_mu_;
+  internal::PriorValues priors_;  // under write_mu_
 
   static constexpr std::chrono::seconds kResumeInterval{1};
   std::atomic<bool> write_failed_{false};

@@ -100,7 +100,7 @@ class Store {
   // redelivered reading is stored once. Validates device id, sort key and attributes.
   virtual Status Put(const Reading& reading) = 0;
   // All readings in one atomic WriteBatch: when it returns OK they are in the WAL (and synced
-  // when options.sync). Nothing is written when any reading is invalid. After an I/O error
+  // when options.sync). Writes run one at a time. Nothing is written when any reading is invalid. After an I/O error
   // (e.g. the disk is full) writes keep failing until the store can resume, which Write
   // tries by itself at most once a second: they succeed again once space is freed.
   virtual Status Write(std::span<const Reading> readings) = 0;

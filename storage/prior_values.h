@@ -1,0 +1,63 @@
+// What each write of Store::Write replaces: a new key, or an overwrite of which old value. What
+// is derived from a reading (secondary index entries, the device registry) must remove what the
+// old value put there, in the same WriteBatch. Internal to storage/.
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "storage/reading.h"
+
+namespace readingsd::storage::internal {
+
+// One reading of a batch as Store::Write puts it.
+struct KeyWrite {
+  const Reading* reading = nullptr;  // the caller's, in batch order
+  std::string key;                   // EncodeKey(device id, sort key)
+  std::string value;                 // EncodeAttributes(attributes)
+  // nullopt: the key is new. Otherwise the encoded value this write replaces: the stored one, or,
+  // for a key written twice in one batch, the value of its earlier write in that batch.
+  std::optional<std::string> prior;
+};
+
+// Finds the prior of every write of a batch, reading as little as it can. It keeps each device's
+// newest stored sort key in memory (one entry per device written since the open, seeded on its
+// first write from the partition's last key: one seek per device), so a reading newer than that
+// is known to be new without a read: ingest's common case, as each device's readings arrive in
+// time order. Any other reading is looked up, all of a batch's in one MultiGet. Retention only
+// removes keys, so the newest key stays an upper bound of what is stored.
+//
+// Not thread-safe: Plan, the write of the batch and Commit must run under one lock, so that no
+// other write changes the keys between the lookup and the write.
+class PriorValues {
+ public:
+  // `db` holds the readings under storage/key.h's keys (in its default column family).
+  explicit PriorValues(rocksdb::DB* db) : db_(db) {}
+
+  // `writes` gets one KeyWrite per reading, in order, with key, value and prior. The readings
+  // must be valid (ValidateReading) and outlive `writes`.
+  Status Plan(std::span<const Reading> readings, std::vector<KeyWrite>* writes);
+  // The batch of `writes` is written: their keys count as stored from now on. Not called when
+  // the write failed.
+  void Commit(std::span<const KeyWrite> writes);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  // The device's newest stored sort key ("" when it has none), read from the store on first use.
+  Status Newest(std::string_view device_id, const std::string** newest);
+
+  rocksdb::DB* db_;
+  std::unordered_map<std::string, std::string, Hash, std::equal_to<>> newest_;
+};
+
+}  // namespace readingsd::storage::internal
