@@ -53,6 +53,27 @@ bool Readiness(const ingest::IngestState& st, std::chrono::seconds drops_unready
   return ready;
 }
 
+std::string Percent(double share) { return std::to_string(static_cast<int>(share * 100)) + " %"; }
+
+// Each index's built share into /metrics, and a log line at every 10 % of a backfill and when
+// it is done. `deciles`: per index, the last one logged (-1: none; 10: built).
+void ReportIndexes(const storage::Store& store, metrics::Exporter* exporter, std::vector<int>* deciles, Log* log) {
+  const std::vector<storage::IndexStatus> indexes = store.Indexes();
+  for (std::size_t i = 0; i < indexes.size() && i < deciles->size(); ++i) {
+    const storage::IndexStatus& index = indexes[i];
+    exporter->index_built(index.spec.name).Set(index.active ? 1 : index.built);
+    const int decile = index.active ? 10 : static_cast<int>(index.built * 10);
+    if (decile <= (*deciles)[i]) continue;
+    if (index.active && (*deciles)[i] >= 0) {
+      log->Write(LogLevel::kInfo, "index " + index.spec.name + ": built, queries on it are answered");
+    } else if (!index.active) {
+      log->Write(LogLevel::kInfo, "index " + index.spec.name + ": backfill " + Percent(index.built) +
+                                      " (queries on it wait until it is built)");
+    }
+    (*deciles)[i] = decile;
+  }
+}
+
 // Corruption met at run time turns /readyz degraded until a restart: a damaged file stays
 // damaged, and part of what the daemon serves is gone.
 std::string StoreDamage(const storage::StoreStats& st) {
@@ -195,11 +216,16 @@ int RunService(const config::Config& config, const std::string& config_path) {
 
   StartCreates start_creates(config.storage.data_dir);
   std::unique_ptr<storage::Store> store;
-  if (Status s = storage::Store::Open(StoreOptionsFrom(config.storage), &store); !s.ok()) {
+  if (Status s = storage::Store::Open(StoreOptionsFrom(config), &store); !s.ok()) {
     log.Write(LogLevel::kError, "storage: " + s.ToString());
     return ExitCodeFor(s);
   }
   log.Write(LogLevel::kInfo, "storage: opened " + config.storage.data_dir);
+  for (const std::string& name : store->Stats().dropped_indexes) {
+    log.Write(LogLevel::kInfo, "index " + name +
+                                   ": entries dropped (no longer declared, or declared with other keys); "
+                                   "readings untouched");
+  }
 
   metrics::Exporter exporter(HotnessOptionsFrom(config.metrics));
   exporter.SetStoreFiguresSource([&store] {
@@ -228,7 +254,12 @@ int RunService(const config::Config& config, const std::string& config_path) {
       *detail = StoreDamage(st);
       return false;
     }
-    return Readiness(ingest->State(), drops_unready, detail);
+    const bool ready = Readiness(ingest->State(), drops_unready, detail);
+    // A backfill leaves the daemon ready (readings are taken and stored); it is said here.
+    for (const storage::IndexStatus& index : store->Indexes()) {
+      if (!index.active) *detail += "; index " + index.spec.name + " is being built (" + Percent(index.built) + ")";
+    }
+    return ready;
   };
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
@@ -297,6 +328,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
   tick = std::min<std::chrono::microseconds>(tick, std::chrono::seconds(1));
   std::string token = tokens.empty() ? "" : tokens.front();
   uint64_t corruption_logged = 0;
+  std::vector<int> index_deciles(store->Indexes().size(), -1);
 
   for (;;) {
     timespec timeout{static_cast<time_t>(tick.count() / 1'000'000), static_cast<long>(tick.count() % 1'000'000) * 1000};
@@ -308,6 +340,7 @@ int RunService(const config::Config& config, const std::string& config_path) {
     if (sig == SIGHUP) Reload(config, config_path, &log);
     log.ReportSuppressed();
     LogCorruption(*store, &corruption_logged, &log);
+    ReportIndexes(*store, &exporter, &index_deciles, &log);
     if (watchdog) PingWatchdog(*ingest, http_host, http_port, token, &log);
   }
 
