@@ -117,6 +117,66 @@ std::string Wrap(std::string_view text, std::string_view indent, size_t width) {
   return line.empty() ? out : out + std::string(indent) + line + "\n";
 }
 
+// Reads the [[index]] tables into *indexes, each problem as (line, message).
+void LoadIndexes(const toml::node& node, std::string_view source, std::vector<IndexConfig>* indexes,
+                 std::vector<std::pair<uint32_t, std::string>>* problems) {
+  auto problem = [&](const toml::source_region& at, std::string_view why) {
+    problems->emplace_back(at.begin.line,
+                           std::string(source) + ":" + std::to_string(at.begin.line) + ": index: " + std::string(why));
+  };
+  const toml::array* tables = node.as_array();
+  if (tables == nullptr || !tables->is_array_of_tables()) {
+    problem(node.source(), "must be [[index]] tables, got " + TypeName(node));
+    return;
+  }
+  for (const toml::node& element : *tables) {
+    const toml::table& table = *element.as_table();
+    IndexConfig index;
+    bool ok = true;
+    for (const auto& [key, value] : table) {
+      std::string* field = key == "name"        ? &index.name
+                           : key == "partition" ? &index.partition
+                           : key == "sort"      ? &index.sort
+                           : key == "sort_type" ? &index.sort_type
+                                                : nullptr;
+      if (key == "shards") {
+        std::optional<int64_t> shards = value.value_exact<int64_t>();
+        if (!shards || *shards < 1 || *shards > storage::kMaxIndexShards) {
+          problem(value.source(), "shards must be an integer 1.." + std::to_string(storage::kMaxIndexShards) +
+                                      ", got " + (shards ? std::to_string(*shards) : TypeName(value)));
+          ok = false;
+        } else {
+          index.shards = static_cast<int>(*shards);
+        }
+      } else if (field == nullptr) {
+        problem(key.source(), "unknown key " + Quote(key.str()) + " (an index has name, partition, sort, sort_type, shards)");
+        ok = false;
+      } else if (std::optional<std::string> text = value.value_exact<std::string>()) {
+        *field = std::move(*text);
+      } else {
+        problem(value.source(), std::string(key.str()) + " must be a string, got " + TypeName(value));
+        ok = false;
+      }
+    }
+    if (!ok) continue;
+    std::string why;
+    if (index.name.empty() || index.partition.empty() || index.sort.empty()) {
+      why = "needs name, partition and sort";
+    } else if (index.sort_type != "number" && index.sort_type != "string") {
+      why = "unknown attribute kind: sort_type must be \"number\" or \"string\", got " + Quote(index.sort_type);
+    } else if (std::any_of(indexes->begin(), indexes->end(), [&](const IndexConfig& i) { return i.name == index.name; })) {
+      why = "duplicate index name " + Quote(index.name);
+    } else if (Status s = storage::ValidateIndexSpec(IndexSpecOf(index)); !s.ok()) {
+      why = s.message();
+    }
+    if (why.empty()) {
+      indexes->push_back(std::move(index));
+    } else {
+      problem(table.source(), Quote(index.name) + ": " + why);
+    }
+  }
+}
+
 }  // namespace
 
 Status LoadToml(std::string_view text, std::string_view source, Config* config, Origins* origins) {
@@ -143,8 +203,13 @@ Status LoadToml(std::string_view text, std::string_view source, Config* config, 
         at.begin.line, where(at.begin.line) + ": " + std::string(name) + ": " + std::string(why));
   };
 
+  std::optional<std::vector<IndexConfig>> indexes;
   for (const auto& [section_key, section_node] : root) {
     std::string_view section = section_key.str();
+    if (section == "index") {
+      LoadIndexes(section_node, source, &indexes.emplace(), &problems);
+      continue;
+    }
     if (!IsSection(section)) {
       problem(section_key.source(), section,
               (section_node.is_table() ? "unknown section" : "unknown key") + DidYouMean(section));
@@ -185,6 +250,7 @@ Status LoadToml(std::string_view text, std::string_view source, Config* config, 
     s.key->set(config, s.value);
     origins->push_back({s.key->name, where(s.line)});
   }
+  if (indexes) config->indexes = std::move(*indexes);
   return Status::OK();
 }
 
@@ -218,6 +284,27 @@ Status ReadFile(const std::string& path, size_t max_bytes, std::string* text) {
 
 }  // namespace internal
 
+storage::IndexSpec IndexSpecOf(const IndexConfig& index) {
+  storage::IndexSpec spec;
+  spec.name = index.name;
+  if (index.partition == storage::kReadingHourAttribute) {
+    spec.partition = storage::IndexPartition::kReadingHour;
+  } else if (index.partition == storage::kReadingDayAttribute) {
+    spec.partition = storage::IndexPartition::kReadingDay;
+  } else {
+    spec.partition = storage::IndexPartition::kAttribute;
+    spec.partition_attribute = index.partition;
+  }
+  if (index.sort == storage::kReadingTsAttribute) {
+    spec.sort = storage::IndexSort::kReadingTs;
+  } else {
+    spec.sort = index.sort_type == "string" ? storage::IndexSort::kString : storage::IndexSort::kNumber;
+    spec.sort_attribute = index.sort;
+  }
+  spec.shards = index.shards;
+  return spec;
+}
+
 Status ParseToml(std::string_view text, std::string_view source_name, Config* out) {
   Config merged = *out;
   internal::Origins origins;
@@ -237,6 +324,11 @@ std::string ToToml(const Config& config) {
     }
     out += std::string(key.name.substr(section.size() + 1)) + " = " +
            internal::FormatValue(key.get(config)) + "\n";
+  }
+  for (const IndexConfig& index : config.indexes) {
+    out += "\n[[index]]\nname = " + internal::Quote(index.name) + "\npartition = " + internal::Quote(index.partition) +
+           "\nsort = " + internal::Quote(index.sort) + "\nsort_type = " + internal::Quote(index.sort_type) +
+           "\nshards = " + std::to_string(index.shards) + "\n";
   }
   return out;
 }
@@ -287,6 +379,13 @@ std::string HelpText() {
            internal::FormatValue(key.get(defaults)) + ")\n";
     out += internal::Wrap(key.doc, "        ", 80);
   }
+  out +=
+      "\n[[index]] (config file only, one table per secondary index; see README)\n"
+      "  name = \"hot_by_hour\"      3..255 of a-z A-Z 0-9 _ - .\n"
+      "  partition = \"readingHour\" readingHour, readingDay or a string attribute\n"
+      "  sort = \"temperature\"      a number or string attribute, or readingTs\n"
+      "  sort_type = \"number\"      \"number\" (default) or \"string\"\n"
+      "  shards = 1                 1..256: partition values \"v#0\" .. \"v#n-1\"\n";
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "storage/index.h"
 
 namespace readingsd::config {
 
@@ -113,6 +114,25 @@ struct LogConfig {
   bool operator==(const LogConfig&) const = default;
 };
 
+// One [[index]] table: a declared secondary index (storage/index.h).
+//   name = "hot_by_hour"
+//   partition = "readingHour"   readingHour, readingDay or a string attribute's name
+//   sort = "temperature"        a number or string attribute's name, or readingTs
+//   sort_type = "number"        "number" (default) or "string": the sort attribute's type
+//   shards = 8                  optional (default 1): partition values "v#0" .. "v#7"
+struct IndexConfig {
+  std::string name;
+  std::string partition;
+  std::string sort;
+  std::string sort_type = "number";
+  int shards = 1;
+
+  bool operator==(const IndexConfig&) const = default;
+};
+
+// The storage declaration of a valid IndexConfig (ParseToml checked it).
+storage::IndexSpec IndexSpecOf(const IndexConfig& index);
+
 struct Config {
   StorageConfig storage;
   MqttConfig mqtt;
@@ -120,6 +140,7 @@ struct Config {
   HttpConfig http;
   MetricsConfig metrics;
   LogConfig log;
+  std::vector<IndexConfig> indexes;  // [[index]] tables, in file order
 
   bool operator==(const Config&) const = default;
 };

@@ -219,8 +219,14 @@ std::optional<int> ForEachPage(const DaemonApi& api, const char* command, const 
 }  // namespace
 
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args) {
-  po::options_description desc("readingsd query --device ID [conditions] [options]");
-  desc.add_options()("help,h", "this text")("device", po::value<std::string>()->required(), "device id")(
+  po::options_description desc("readingsd query --device ID | --index NAME [conditions] [options]");
+  desc.add_options()("help,h", "this text")("device", po::value<std::string>(), "device id")(
+      "index", po::value<std::string>(),
+      "a declared secondary index: a question across every device, over a window of many buckets")(
+      "value", po::value<std::string>(), "with --index: the partition value (of an attribute-partitioned index)")(
+      "gt", po::value<std::string>(), "with --index: sort value above")("ge", po::value<std::string>(), "... at least")(
+      "lt", po::value<std::string>(), "... below")("le", po::value<std::string>(), "... at most (ge with le: between)")(
+      "eq", po::value<std::string>(), "... equal to")(
       "from", po::value<std::string>(),
       "inclusive lower bound: a timestamp with its zone, or 2026-06-23[T08[:30]] (UTC), its first instant")(
       "to", po::value<std::string>(), "inclusive upper bound")("after", po::value<std::string>(), "exclusive lower bound")(
@@ -262,10 +268,29 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
     std::fprintf(stderr, "readingsd query: --latest sets the order and the page size; drop --limit and --order\n");
     return kExitUsage;
   }
-  std::string device = vm["device"].as<std::string>();
-  std::string target = "/v1/devices/" + PercentEncode(device) + (aggregate ? "/aggregate?" : "/readings?");
-  for (const char* name :
-       {"from", "to", "after", "before", "begins-with", "order", "filter", "attributes", "step", "fn"}) {
+  if (vm.count("device") && vm.count("index")) {
+    std::fprintf(stderr, "readingsd query: --device or --index, not both\n");
+    return kExitUsage;
+  }
+  const bool by_index = vm.count("index") > 0;
+  for (const char* name : {"value", "gt", "ge", "lt", "le", "eq"}) {
+    if (vm.count(name) && !by_index) {
+      std::fprintf(stderr, "readingsd query: --%s applies only to --index\n", name);
+      return kExitUsage;
+    }
+  }
+  if (by_index && (aggregate || vm.count("latest") || vm.count("begins-with"))) {
+    std::fprintf(stderr, "readingsd query: --index takes no --aggregate, --latest or --begins-with\n");
+    return kExitUsage;
+  }
+  // Neither: a question across every device, which the daemon refuses naming the index to declare.
+  std::string target = by_index ? "/v1/indexes/" + PercentEncode(vm["index"].as<std::string>()) + "/readings?"
+                       : vm.count("device")
+                           ? "/v1/devices/" + PercentEncode(vm["device"].as<std::string>()) +
+                                 (aggregate ? "/aggregate?" : "/readings?")
+                           : std::string("/v1/readings?");
+  for (const char* name : {"from", "to", "after", "before", "begins-with", "order", "filter", "attributes", "step", "fn",
+                           "value", "gt", "ge", "lt", "le", "eq"}) {
     if (!vm.count(name)) continue;
     std::string param = name;
     std::replace(param.begin(), param.end(), '-', '_');
@@ -279,12 +304,15 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
 
   std::vector<json> items;
   std::string cursor;
+  uint64_t count = 0, scanned = 0;
   auto take = [&](json& page) {
     if (aggregate) {
       for (const auto& bucket : page["buckets"]) items.push_back(BucketRow(bucket));
     } else {
       for (auto& item : page["items"]) items.push_back(std::move(item));
     }
+    count += page.value("count", uint64_t{0});
+    scanned += page.value("scannedCount", uint64_t{0});
   };
   if (std::optional<int> exit =
           ForEachPage(api, "query", target, vm.count("all") > 0, vm.count("json") > 0, take, &cursor)) {
@@ -295,7 +323,10 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
                               : std::vector<std::string>{"deviceId", "readingTs"});
     if (!cursor.empty()) std::fprintf(stderr, "readingsd query: more readings follow; --all follows nextCursor\n");
   } else if (!vm.count("json")) {
-    PrintTable(items, {aggregate ? "start" : "readingTs"});
+    PrintTable(items, by_index ? std::vector<std::string>{"deviceId", "readingTs"}
+                               : std::vector<std::string>{aggregate ? "start" : "readingTs"});
+    if (by_index) std::printf("count %llu, scannedCount %llu\n", static_cast<unsigned long long>(count),
+                              static_cast<unsigned long long>(scanned));
     if (!cursor.empty()) std::printf("(more: --all follows nextCursor)\n");
   }
   return kExitOk;
@@ -425,7 +456,7 @@ int BackupCommand(const config::Config& config, const std::vector<std::string>& 
 }
 
 int VerifyCommand(const config::Config& config) {
-  const storage::StoreOptions options = StoreOptionsFrom(config.storage);
+  const storage::StoreOptions options = StoreOptionsFrom(config);
   auto last = std::chrono::steady_clock::time_point();
   auto progress = [&last](const storage::VerifyProgress& p) {
     auto now = std::chrono::steady_clock::now();

@@ -362,7 +362,7 @@ int Import(const config::Config& config, const ImportOptions& options) {
 
   std::unique_ptr<Sink> sink;
   std::unique_ptr<storage::Store> store;
-  Status opened = storage::Store::Open(StoreOptionsFrom(config.storage), &store);
+  Status opened = storage::Store::Open(StoreOptionsFrom(config), &store);
   if (opened.ok()) {
     sink = std::make_unique<StoreSink>(std::move(store));
   } else if (opened.code() == Status::Code::kBusy) {

@@ -84,12 +84,14 @@ api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, const config::
   return o;
 }
 
-storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& c) {
+storage::StoreOptions StoreOptionsFrom(const config::Config& config) {
+  const config::StorageConfig& c = config.storage;
   storage::StoreOptions o;
   o.path = c.data_dir;
   o.sync = c.sync;
   o.retention = c.retention_seconds;
   o.block_cache_bytes = c.block_cache_mb << 20;
+  for (const config::IndexConfig& index : config.indexes) o.indexes.push_back(config::IndexSpecOf(index));
   return o;
 }
 

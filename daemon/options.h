@@ -17,7 +17,7 @@
 namespace readingsd::daemon {
 
 // The store's options as [storage] sets them: what RunService opens.
-storage::StoreOptions StoreOptionsFrom(const config::StorageConfig& config);
+storage::StoreOptions StoreOptionsFrom(const config::Config& config);
 // Without the password, which RunService reads from mqtt.password_file. `window` is the
 // plausible readingTs window.
 ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& config, const config::IngestConfig& window);

@@ -58,6 +58,27 @@ bool Readiness(const ingest::IngestState& st, std::chrono::seconds drops_unready
   return ready;
 }
 
+std::string Percent(double share) { return std::to_string(static_cast<int>(share * 100)) + " %"; }
+
+// Each index's built share into /metrics, and a log line at every 10 % of a backfill and when
+// it is done. `deciles`: per index, the last one logged (-1: none; 10: built).
+void ReportIndexes(const storage::Store& store, metrics::Exporter* exporter, std::vector<int>* deciles, Log* log) {
+  const std::vector<storage::IndexStatus> indexes = store.Indexes();
+  for (std::size_t i = 0; i < indexes.size() && i < deciles->size(); ++i) {
+    const storage::IndexStatus& index = indexes[i];
+    exporter->index_built(index.spec.name).Set(index.active ? 1 : index.built);
+    const int decile = index.active ? 10 : static_cast<int>(index.built * 10);
+    if (decile <= (*deciles)[i]) continue;
+    if (index.active && (*deciles)[i] >= 0) {
+      log->Write(LogLevel::kInfo, "index " + index.spec.name + ": built, queries on it are answered");
+    } else if (!index.active) {
+      log->Write(LogLevel::kInfo, "index " + index.spec.name + ": backfill " + Percent(index.built) +
+                                      " (queries on it wait until it is built)");
+    }
+    (*deciles)[i] = decile;
+  }
+}
+
 // Corruption met at run time turns /readyz degraded until a restart: a damaged file stays
 // damaged, and part of what the daemon serves is gone.
 std::string StoreDamage(const storage::StoreStats& st) {
@@ -244,7 +265,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   // A read-only open creates nothing, so there is nothing to take back.
   std::optional<StartCreates> start_creates;
   if (!serve_only) start_creates.emplace(config.storage.data_dir);
-  storage::StoreOptions store_options = StoreOptionsFrom(config.storage);
+  storage::StoreOptions store_options = StoreOptionsFrom(config);
   store_options.read_only = serve_only;
   std::unique_ptr<storage::Store> store;
   if (Status s = storage::Store::Open(store_options, &store); !s.ok()) {
@@ -252,6 +273,11 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
     return ExitCodeFor(s);
   }
   log.Write(LogLevel::kInfo, "storage: opened " + config.storage.data_dir + (serve_only ? " read-only; ingest is off" : ""));
+  for (const std::string& name : store->Stats().dropped_indexes) {
+    log.Write(LogLevel::kInfo, "index " + name +
+                                   ": entries dropped (no longer declared, or declared with other keys); "
+                                   "readings untouched");
+  }
 
   metrics::Exporter exporter(HotnessOptionsFrom(config.metrics));
   exporter.SetStoreFiguresSource([&store] {
@@ -284,7 +310,12 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
       *detail = StoreDamage(st);
       return false;
     }
-    return Readiness(ingest->State(), drops_unready, detail);
+    const bool ready = Readiness(ingest->State(), drops_unready, detail);
+    // A backfill leaves the daemon ready (readings are taken and stored); it is said here.
+    for (const storage::IndexStatus& index : store->Indexes()) {
+      if (!index.active) *detail += "; index " + index.spec.name + " is being built (" + Percent(index.built) + ")";
+    }
+    return ready;
   };
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
@@ -331,6 +362,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   tick = std::min<std::chrono::microseconds>(tick, std::chrono::seconds(1));
   std::string token = tokens.empty() ? "" : tokens.front();
   uint64_t corruption_logged = 0;
+  std::vector<int> index_deciles(store->Indexes().size(), -1);
 
   for (;;) {
     timespec timeout{static_cast<time_t>(tick.count() / 1'000'000), static_cast<long>(tick.count() % 1'000'000) * 1000};
@@ -342,6 +374,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
     if (sig == SIGHUP) Reload(config, config_path, &log);
     log.ReportSuppressed();
     LogCorruption(*store, &corruption_logged, &log);
+    ReportIndexes(*store, &exporter, &index_deciles, &log);
     if (watchdog) PingWatchdog(ingest.get(), http_host, http_port, token, &log);
   }
 

@@ -110,9 +110,11 @@ Status CollectConditions(FilterExpr* expr, std::vector<const FilterExpr*>* condi
 }
 
 // The key attribute (operand 0) is compared with :values of the key's type, S.
-Status CheckKeyValues(const FilterExpr& condition) {
+// The condition's values are strings, or numbers when `number`.
+Status CheckKeyValues(const FilterExpr& condition, bool number = false) {
   for (std::size_t i = 1; i < condition.operands.size(); ++i) {
-    if (!std::holds_alternative<std::string>(condition.operands[i].literal)) {
+    if (number ? !std::holds_alternative<storage::Number>(condition.operands[i].literal)
+               : !std::holds_alternative<std::string>(condition.operands[i].literal)) {
       return Status::InvalidArgument(
           "One or more parameter values were invalid: Condition parameter type does not match "
           "schema type");
@@ -154,9 +156,9 @@ std::string UnusedKeys(const Map* map, const std::set<std::string_view>& used) {
 
 }  // namespace
 
-Status ParseKeyConditionExpression(std::string_view text, const ExpressionContext& context,
-                                   std::string* device_id, SortKeyOp* op, std::string* a,
-                                   std::string* b) {
+Status ParseKeyCondition(std::string_view text, const ExpressionContext& context, bool range_number,
+                         std::string* hash_value, SortKeyOp* op, storage::AttributeValue* a,
+                         storage::AttributeValue* b) {
   std::unique_ptr<FilterExpr> tree;
   Status s = internal::ParseCondition(text, ExpressionKind::kKeyConditionExpression, &context, &tree);
   if (!s.ok()) return s;
@@ -175,7 +177,7 @@ Status ParseKeyConditionExpression(std::string_view text, const ExpressionContex
       other_attribute = true;
       continue;
     }
-    if (s = CheckKeyValues(*condition); !s.ok()) return s;
+    if (s = CheckKeyValues(*condition, slot == &range && range_number); !s.ok()) return s;
     *slot = condition;
   }
   // As DynamoDB: a missing partition key is named first, whatever else the condition holds.
@@ -187,12 +189,24 @@ Status ParseKeyConditionExpression(std::string_view text, const ExpressionContex
     return Status::InvalidArgument("Query key condition not supported");
   }
 
-  *device_id = StringOperand(*hash, 1);
+  *hash_value = StringOperand(*hash, 1);
   *op = range ? RangeOp(*range) : SortKeyOp::kAll;
+  *a = storage::AttributeValue();
+  *b = storage::AttributeValue();
+  if (range) *a = range->operands[1].literal;
+  if (*op == SortKeyOp::kBetween) *b = range->operands[2].literal;
+  return Status::OK();
+}
+
+Status ParseKeyConditionExpression(std::string_view text, const ExpressionContext& context,
+                                   std::string* device_id, SortKeyOp* op, std::string* a,
+                                   std::string* b) {
+  storage::AttributeValue va, vb;
+  if (Status s = ParseKeyCondition(text, context, /*range_number=*/false, device_id, op, &va, &vb); !s.ok()) return s;
   a->clear();
   b->clear();
-  if (range) *a = StringOperand(*range, 1);
-  if (*op == SortKeyOp::kBetween) *b = StringOperand(*range, 2);
+  if (*op != SortKeyOp::kAll) *a = std::get<std::string>(va);
+  if (*op == SortKeyOp::kBetween) *b = std::get<std::string>(vb);
   return Status::OK();
 }
 

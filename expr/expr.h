@@ -45,6 +45,12 @@ struct ExpressionContext {
 Status ParseKeyConditionExpression(std::string_view text, const ExpressionContext& context,
                                    std::string* device_id, query::SortKeyOp* op, std::string* a,
                                    std::string* b);
+// The same grammar and errors for any key schema (a secondary index's): `hash_value` is the
+// partition key's string; `a` / `b` the range condition's values as given, numbers when
+// `range_number` (else strings; another type is DynamoDB's type mismatch error).
+Status ParseKeyCondition(std::string_view text, const ExpressionContext& context, bool range_number,
+                         std::string* hash_value, query::SortKeyOp* op, storage::AttributeValue* a,
+                         storage::AttributeValue* b);
 
 // Key attributes are rejected, also as the head of a path (deviceId.x), as in DynamoDB: they
 // belong in the key condition.

@@ -87,6 +87,9 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
                              .Add({})),
       readings_rejected_(CounterFamily(registry_, "readingsd_readings_rejected_total",
                                        "Readings dropped before the store, by reason.")),
+      index_built_(GaugeFamily(registry_, "readingsd_index_built_ratio",
+                               "Share of the readings a declared secondary index holds (below 1 while it is "
+                               "backfilled).")),
       mqtt_connected_(SingleGauge(registry_, "readingsd_mqtt_connected",
                                   "1 while connected to the MQTT broker, else 0.")),
       mqtt_reconnects_(CounterFamily(registry_, "readingsd_mqtt_reconnects_total",
@@ -167,6 +170,8 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
 Counter& Exporter::readings_rejected(const std::string& reason) {
   return readings_rejected_.Add({{"reason", reason}});
 }
+
+Gauge& Exporter::index_built(const std::string& index) { return index_built_.Add({{"index", index}}); }
 
 Histogram& Exporter::query_seconds(std::string_view endpoint) {
   std::lock_guard lock(query_seconds_mutex_);

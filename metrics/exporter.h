@@ -60,6 +60,9 @@ class Exporter {
   prometheus::Counter& readings_ingested() { return readings_ingested_; }
   // readingsd_readings_rejected_total{reason}
   prometheus::Counter& readings_rejected(const std::string& reason);
+  // readingsd_index_built_ratio{index}: share of the readings a declared secondary index holds
+  // entries of (1 once built; below 1 while it is backfilled).
+  prometheus::Gauge& index_built(const std::string& index);
   // readingsd_mqtt_connected: 1 while connected to the broker, else 0.
   prometheus::Gauge& mqtt_connected() { return mqtt_connected_; }
   // readingsd_mqtt_reconnects_total: connections the broker accepted after the first, i.e. each
@@ -132,6 +135,7 @@ class Exporter {
 
   prometheus::Counter& readings_ingested_;
   prometheus::Family<prometheus::Counter>& readings_rejected_;
+  prometheus::Family<prometheus::Gauge>& index_built_;
   prometheus::Gauge& mqtt_connected_;
   prometheus::Counter& mqtt_reconnects_;
   prometheus::Histogram& write_batch_size_;

@@ -4,7 +4,7 @@
 #include <bit>
 #include <cmath>
 
-#include "metrics/hash.h"
+#include "base/hash.h"
 
 namespace readingsd::metrics {
 

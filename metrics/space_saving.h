@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "metrics/hash.h"
+#include "base/hash.h"
 
 namespace readingsd::metrics {
 

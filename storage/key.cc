@@ -7,6 +7,8 @@
 
 #include <date/date.h>
 
+#include "storage/number.h"
+
 namespace readingsd::storage {
 namespace {
 
@@ -304,6 +306,159 @@ std::string RegistryKey(std::string_view device_id) {
 bool DecodeRegistryKey(std::string_view key, std::string_view* device_id) {
   if (!key.starts_with(kRegistryPrefix)) return false;
   *device_id = key.substr(kRegistryPrefix.size());
+  return true;
+}
+
+namespace {
+
+constexpr char kNegativeTag = '\x02';
+constexpr char kZeroTag = '\x03';
+constexpr char kPositiveTag = '\x04';
+constexpr char kStringTag = '\x06';
+constexpr char kDigitsEnd = '\x01';  // below every digit pair (2..101)
+constexpr int kExponentBias = 130;
+
+// A nonzero canonical number's significant digits (no trailing zeros) and the power of ten of
+// the first.
+void SignificantDigits(std::string_view magnitude, std::string* digits, int* exponent) {
+  const std::size_t point = magnitude.find('.');
+  std::string_view whole = magnitude.substr(0, point);
+  std::string_view fraction = point == std::string_view::npos ? std::string_view() : magnitude.substr(point + 1);
+  if (whole != "0") {
+    *exponent = static_cast<int>(whole.size()) - 1;
+    digits->assign(whole).append(fraction);
+  } else {
+    const std::size_t zeros = fraction.find_first_not_of('0');
+    *exponent = -static_cast<int>(zeros) - 1;
+    digits->assign(fraction.substr(zeros));
+  }
+  digits->erase(digits->find_last_not_of('0') + 1);
+}
+
+}  // namespace
+
+void AppendIndexValue(const IndexValue& v, std::string* out) {
+  if (!v.is_number) {
+    out->push_back(kStringTag);
+    for (char c : v.text) {
+      out->push_back(c);
+      if (c == '\0') out->push_back('\xff');
+    }
+    out->push_back('\0');
+    out->push_back('\x01');
+    return;
+  }
+  if (v.text == "0") {
+    out->push_back(kZeroTag);
+    return;
+  }
+  const bool negative = v.text.front() == '-';
+  std::string digits;
+  int exponent = 0;
+  SignificantDigits(std::string_view(v.text).substr(negative ? 1 : 0), &digits, &exponent);
+  const auto flip = [negative](int byte) { return static_cast<char>(negative ? 0xff - byte : byte); };
+  out->push_back(negative ? kNegativeTag : kPositiveTag);
+  out->push_back(flip(exponent + kExponentBias));
+  for (std::size_t i = 0; i < digits.size(); i += 2) {
+    const int a = digits[i] - '0';
+    const int b = i + 1 < digits.size() ? digits[i + 1] - '0' : 0;
+    out->push_back(flip(2 + 10 * a + b));
+  }
+  out->push_back(flip(kDigitsEnd));
+}
+
+bool ReadIndexValue(std::string_view* in, IndexValue* v) {
+  if (in->empty()) return false;
+  const char tag = in->front();
+  if (tag == kStringTag) {
+    std::string text;
+    for (std::size_t i = 1; i + 1 < in->size(); ++i) {
+      if ((*in)[i] != '\0') {
+        text.push_back((*in)[i]);
+      } else if ((*in)[i + 1] == '\xff') {
+        text.push_back('\0');
+        ++i;
+      } else if ((*in)[i + 1] == '\x01') {
+        in->remove_prefix(i + 2);
+        *v = {false, std::move(text)};
+        return true;
+      } else {
+        return false;
+      }
+    }
+    return false;
+  }
+  if (tag == kZeroTag) {
+    in->remove_prefix(1);
+    *v = {true, "0"};
+    return true;
+  }
+  if (tag != kPositiveTag && tag != kNegativeTag) return false;
+  const bool negative = tag == kNegativeTag;
+  const auto unflip = [negative](char c) {
+    const int byte = static_cast<unsigned char>(c);
+    return negative ? 0xff - byte : byte;
+  };
+  if (in->size() < 3) return false;
+  const int exponent = unflip((*in)[1]) - kExponentBias;
+  std::string digits;
+  std::size_t i = 2;
+  for (; i < in->size() && unflip((*in)[i]) != kDigitsEnd; ++i) {
+    const int pair = unflip((*in)[i]) - 2;
+    if (pair < 0 || pair > 99) return false;
+    digits.push_back(static_cast<char>('0' + pair / 10));
+    digits.push_back(static_cast<char>('0' + pair % 10));
+  }
+  if (i == in->size()) return false;
+  if (!digits.empty() && digits.back() == '0') digits.pop_back();  // the pad of an odd last digit
+  // Only the canonical encoding reads back: no leading zero, no trailing zero, no empty digits.
+  if (digits.empty() || digits.front() == '0' || digits.back() == '0') return false;
+  std::string canonical;
+  if (!ParseNumber((negative ? "-0." : "0.") + digits + "e" + std::to_string(exponent + 1), &canonical).ok()) {
+    return false;
+  }
+  in->remove_prefix(i + 1);
+  *v = {true, std::move(canonical)};
+  return true;
+}
+
+std::string IndexPrefix(std::string_view index_name) {
+  std::string key(kIndexPrefix);
+  key += index_name;
+  key += kSeparator;
+  return key;
+}
+
+std::string IndexPartitionPrefix(std::string_view index_name, std::string_view partition) {
+  std::string key = IndexPrefix(index_name);
+  AppendIndexValue({false, std::string(partition)}, &key);
+  return key;
+}
+
+std::string EncodeIndexKey(std::string_view index_name, std::string_view partition, const IndexValue& sort,
+                           std::string_view device_id, std::string_view sort_key) {
+  std::string key = IndexPartitionPrefix(index_name, partition);
+  AppendIndexValue(sort, &key);
+  key += device_id;
+  key += kSeparator;
+  key += sort_key;
+  return key;
+}
+
+bool DecodeIndexKey(std::string_view key, IndexKey* out) {
+  if (!key.starts_with(kIndexPrefix)) return false;
+  key.remove_prefix(kIndexPrefix.size());
+  const std::size_t name_end = key.find(kSeparator);
+  if (name_end == std::string_view::npos) return false;
+  out->index_name = key.substr(0, name_end);
+  key.remove_prefix(name_end + 1);
+  IndexValue partition;
+  if (!ReadIndexValue(&key, &partition) || partition.is_number || !ReadIndexValue(&key, &out->sort)) return false;
+  out->partition = std::move(partition.text);
+  const std::size_t sep = key.find(kSeparator);
+  if (sep == std::string_view::npos) return false;
+  out->device_id = key.substr(0, sep);
+  out->sort_key = key.substr(sep + 1);
   return true;
 }
 

@@ -10,6 +10,28 @@
 // one partition *is* time order; nanosecond precision means no accepted input is ever truncated
 // into a collision with a neighbour.
 //
+// Index entries (declared secondary indexes, storage/index.h) are keys of their own, written in
+// the reading's WriteBatch, with a copy of its value (projection ALL):
+//
+//   indexKey   = "IDX#" indexName SEP value(partition) value(sort) deviceId SEP sortKey
+//   indexName  = 3..255 bytes of [A-Za-z0-9_.-]   (as DynamoDB's index names; no SEP)
+//   value      = an order-preserving, self-delimiting encoding of a string or an exact number:
+//     string   = 0x06 bytes' 0x00 0x01      each 0x00 byte of the string written as 0x00 0xFF,
+//                                           so bytewise order of strings is kept and the
+//                                           terminator (0x00 0x01) sorts below any continuation
+//     number   = 0x03                                          zero
+//              | 0x04 exp digitPairs 0x01                      positive
+//              | 0x02 ~exp ~digitPairs 0xFE                    negative (every byte inverted)
+//     exp      = one byte, 130 + the power of ten of the most significant digit (-130..125)
+//     digitPairs = the significant digits (no trailing zeros), two per byte as 2 + 10a + b
+//                  (2..101; an odd last digit is paired with 0)
+//   A partition value with shards is "value#n" (n = 0..shards-1), a string like any other.
+//
+// Within "IDX#" indexName SEP value(partition) (one index partition) bytewise order is the sort
+// value's order (numbers numerically, strings by UTF-8 bytes), then the base key's: the base key
+// at the end makes each entry unique, and its fixed-width sort key lets retention read the
+// reading's time from the last kSortKeyLength bytes.
+//
 // Non-reading keys (store metadata) start with "META#" and so never fall inside a partition.
 //
 // The device registry (storage/registry.h) keeps one record per device beside the readings:
@@ -101,5 +123,38 @@ inline constexpr std::string_view kRegistryPrefix = "REG#";
 // "REG#" + id, and back (false for keys that are not registry keys).
 std::string RegistryKey(std::string_view device_id);
 bool DecodeRegistryKey(std::string_view key, std::string_view* device_id);
+
+inline constexpr std::string_view kIndexPrefix = "IDX#";
+
+// A key attribute value of an index: a string or an exact number (canonical, storage/number.h).
+struct IndexValue {
+  bool is_number = false;
+  std::string text;  // the string, or the number's canonical text
+
+  auto operator<=>(const IndexValue&) const = default;  // not the index order; for containers
+};
+
+// Appends value(v) of the format above. A number must be canonical and in DynamoDB's range.
+void AppendIndexValue(const IndexValue& v, std::string* out);
+// Reads one value(...) from the front of *in and removes it; false when it is not one.
+bool ReadIndexValue(std::string_view* in, IndexValue* v);
+
+// "IDX#" name SEP value(partition): the prefix of every entry of one index partition.
+std::string IndexPartitionPrefix(std::string_view index_name, std::string_view partition);
+// "IDX#" name SEP: the prefix of every entry of one index.
+std::string IndexPrefix(std::string_view index_name);
+// A whole index entry's key.
+std::string EncodeIndexKey(std::string_view index_name, std::string_view partition, const IndexValue& sort,
+                           std::string_view device_id, std::string_view sort_key);
+
+struct IndexKey {
+  std::string_view index_name;
+  std::string partition;
+  IndexValue sort;
+  std::string_view device_id;
+  std::string_view sort_key;
+};
+// Splits an index entry's key (views into `key`); false for anything else.
+bool DecodeIndexKey(std::string_view key, IndexKey* out);
 
 }  // namespace readingsd::storage

@@ -103,14 +103,18 @@ class ResumeFromWrites : public rocksdb::EventListener {
 };
 
 // Drops readings whose sort key is older than the retention cutoff while compaction rewrites
-// them anyway: retention costs no scan.
+// them anyway: retention costs no scan. Index entries go with their readings: their keys end
+// with the reading's key.
 class RetentionFilter : public rocksdb::CompactionFilter {
  public:
   explicit RetentionFilter(std::string cutoff) : cutoff_(std::move(cutoff)) {}
   const char* Name() const override { return "readingsd.RetentionFilter"; }
   bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*, bool*) const override {
+    const std::string_view k(key.data(), key.size());
     std::string_view device, sort_key;
-    return DecodeKey(std::string_view(key.data(), key.size()), &device, &sort_key) && sort_key < cutoff_;
+    if (DecodeKey(k, &device, &sort_key)) return sort_key < cutoff_;
+    IndexKey entry;
+    return DecodeIndexKey(k, &entry) && entry.sort_key < cutoff_;
   }
 
  private:

@@ -6,9 +6,11 @@
 #include <rocksdb/statistics.h>
 #include <rocksdb/utilities/checkpoint.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -124,13 +126,15 @@ class BoundedIterator {
   std::unique_ptr<rocksdb::Iterator> it_;
 };
 
+// The keys under one prefix: a reading partition ("DEV#id\0", whose prefix bloom filters apply)
+// or an index partition (storage/key.h). `end` is greater than every byte that follows the prefix.
 class RocksPartitionIterator : public PartitionIterator {
  public:
-  RocksPartitionIterator(rocksdb::DB* db, CorruptionTally* tally, std::string_view device_id, std::string_view lower,
-                         std::string_view upper)
-      : prefix_(EncodeKey(device_id, "")),
-        it_(db, tally, prefix_ + std::string(lower),
-            prefix_ + (upper.empty() ? std::string(1, kSortKeyEnd) : std::string(upper)), /*prefix_bloom=*/true) {}
+  RocksPartitionIterator(rocksdb::DB* db, CorruptionTally* tally, std::string prefix, char end, std::string_view lower,
+                         std::string_view upper, bool prefix_bloom)
+      : prefix_(std::move(prefix)),
+        it_(db, tally, prefix_ + std::string(lower), prefix_ + (upper.empty() ? std::string(1, end) : std::string(upper)),
+            prefix_bloom) {}
 
   void SeekToFirst() override { it_->SeekToFirst(); }
   void SeekToLast() override { it_->SeekToLast(); }
@@ -205,6 +209,21 @@ Status ValidateReading(const Reading& r) {
   return ValidateAttributes(r.attributes);
 }
 
+// What an index's entries are built by: its state records it, so that a declaration changed
+// under the same name is rebuilt rather than mixed with entries of the old keys.
+std::string SpecText(const IndexSpec& spec) {
+  return std::to_string(static_cast<int>(spec.partition)) + "|" + spec.partition_attribute + "|" +
+         std::to_string(static_cast<int>(spec.sort)) + "|" + spec.sort_attribute + "|" + std::to_string(spec.shards);
+}
+
+std::string IndexStateKey(std::string_view name) { return std::string(internal::kIndexStatePrefix) + std::string(name); }
+
+// Every reading key lies in ["DEV#", "DEV$").
+std::string ReadingsEnd() {
+  return std::string(kPartitionPrefix.substr(0, kPartitionPrefix.size() - 1)) +
+         static_cast<char>(kPartitionPrefix.back() + 1);
+}
+
 // An open RocksDB and what keeps it company.
 struct OpenDb {
   std::unique_ptr<rocksdb::DB> db;
@@ -217,24 +236,41 @@ struct OpenDb {
   bool sync = false;
   std::chrono::seconds retention{0};
   std::shared_ptr<internal::RetentionCutoff> retention_cutoff;  // the DB's compaction reads it
+  std::vector<IndexSpec> indexes;
+  std::vector<bool> building;          // per index: being backfilled
+  std::string backfill_from;           // the reading key the backfill resumes at
+  std::size_t backfill_batch = 1000;
+  std::vector<std::string> dropped_indexes;
 };
 
 class RocksStore : public Store {
  public:
   explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()), priors_(db_), registry_(db_) {
     write_options_.sync = open_.sync;
+    built_.assign(open_.indexes.size(), 1.0);
+    for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
+      if (open_.building[i]) built_[i] = 0;
+    }
   }
 
   // A writable store's background work: the device registry built if missing, swept once
-  // (retention), then the marker thread, which also sweeps every kSweepInterval.
+  // (retention), then the marker thread, which also sweeps every kSweepInterval, and the
+  // backfill of the indexes being built.
   Status Start() {
     if (Status s = registry_.BuildIfMissing(); !s.ok()) return s;
     if (Status s = SweepRegistry(/*when_due=*/false); !s.ok()) return s;
     marker_ = std::thread([this] { MarkLoop(); });
+    if (std::find(open_.building.begin(), open_.building.end(), true) != open_.building.end()) {
+      backfill_ = std::thread([this] { Backfill(); });
+    }
     return Status::OK();
   }
 
   ~RocksStore() override {
+    if (backfill_.joinable()) {
+      stop_backfill_ = true;
+      backfill_.join();
+    }
     if (marker_.joinable()) {
       {
         std::lock_guard lock(open_.marks->mu);
@@ -261,6 +297,7 @@ class RocksStore : public Store {
     rocksdb::WriteBatch batch;
     for (const internal::KeyWrite& w : writes) {
       if (auto s = batch.Put(w.key, w.value); !s.ok()) return FromRocks(s, "write batch");
+      if (Status s = PutIndexEntries(w, &batch); !s.ok()) return s;
     }
     if (Status s = registry_.Plan(writes, &batch); !s.ok()) return s;
     MaybeResume();
@@ -287,7 +324,24 @@ class RocksStore : public Store {
 
   std::unique_ptr<PartitionIterator> NewIterator(std::string_view device_id, std::string_view lower,
                                                  std::string_view upper) const override {
-    return std::make_unique<RocksPartitionIterator>(db_, open_.tally.get(), device_id, lower, upper);
+    return std::make_unique<RocksPartitionIterator>(db_, open_.tally.get(), EncodeKey(device_id, ""), kSortKeyEnd, lower,
+                                                    upper, /*prefix_bloom=*/true);
+  }
+
+  std::unique_ptr<PartitionIterator> NewIndexIterator(std::string_view index_name, std::string_view partition,
+                                                      std::string_view lower, std::string_view upper) const override {
+    // A sort value's tag (storage/key.h) is below 0xff.
+    return std::make_unique<RocksPartitionIterator>(db_, open_.tally.get(), IndexPartitionPrefix(index_name, partition),
+                                                    '\xff', lower, upper, /*prefix_bloom=*/false);
+  }
+
+  std::vector<IndexStatus> Indexes() const override {
+    std::lock_guard lock(index_mu_);
+    std::vector<IndexStatus> out;
+    for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
+      out.push_back({open_.indexes[i], !open_.building[i], built_[i]});
+    }
+    return out;
   }
 
   std::unique_ptr<TableIterator> NewTableIterator() const override {
@@ -327,6 +381,7 @@ class RocksStore : public Store {
     st.block_cache_misses = open_.stats->getTickerCount(rocksdb::BLOCK_CACHE_MISS);
     open_.tally->Read(&st.corruption_errors, &st.last_corruption);
     st.wal_syncs = open_.stats->getTickerCount(rocksdb::WAL_FILE_SYNCED);
+    st.dropped_indexes = open_.dropped_indexes;
     return st;
   }
 
@@ -355,6 +410,83 @@ class RocksStore : public Store {
   }
 
  private:
+  // Writes the entries of every reading in [open_.backfill_from, end) for the indexes being
+  // built, a batch at a time under the write lock (a write between batches maintains them
+  // itself), recording where to resume in each one's state: a restart goes on from there.
+  void Backfill() {
+    std::size_t total = 0, done = 0;
+    {
+      BoundedIterator it(db_, open_.tally.get(), std::string(kPartitionPrefix), ReadingsEnd(), /*prefix_bloom=*/false);
+      for (it->SeekToFirst(); it->Valid() && !stop_backfill_; it->Next()) {
+        ++total;
+        if (it->key().ToString() < open_.backfill_from) ++done;
+      }
+    }
+    std::string from = open_.backfill_from;
+    std::vector<AttributeView> attributes;
+    std::string entry;
+    while (!stop_backfill_) {
+      std::lock_guard write_lock(write_mu_);
+      rocksdb::WriteBatch batch;
+      BoundedIterator it(db_, open_.tally.get(), from.empty() ? std::string(kPartitionPrefix) : from, ReadingsEnd(),
+                         /*prefix_bloom=*/false);
+      std::size_t n = 0;
+      for (it->SeekToFirst(); it->Valid() && n < open_.backfill_batch; it->Next(), ++n) {
+        std::string_view device_id, sort_key;
+        const std::string_view key(it->key().data(), it->key().size());
+        if (!DecodeKey(key, &device_id, &sort_key) || !ReadAttributes(it.value(), &attributes).ok()) continue;
+        for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
+          if (open_.building[i] && IndexEntryKey(open_.indexes[i], device_id, sort_key, attributes, &entry)) {
+            batch.Put(entry, it->value());
+          }
+        }
+      }
+      const bool finished = !it->Valid();
+      if (!finished) from = it->key().ToString();
+      if (!it.status("index backfill").ok()) return;  // counted as corruption; retried at the next open
+      for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
+        if (!open_.building[i]) continue;
+        batch.Put(IndexStateKey(open_.indexes[i].name),
+                  SpecText(open_.indexes[i]) + (finished ? "\nready" : "\nbuilding\n" + from));
+      }
+      if (!db_->Write(write_options_, &batch).ok()) return;  // the state says where to resume
+      done += n;
+      std::lock_guard lock(index_mu_);
+      for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
+        if (!open_.building[i]) continue;
+        built_[i] = total == 0 ? 1 : std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+        if (finished) open_.building[i] = false;
+      }
+      if (finished) return;
+    }
+  }
+
+  // The reading's entry in every index, and the removal of the entry its prior value had there
+  // when that differs (an overwrite with other key attribute values leaves nothing stale).
+  Status PutIndexEntries(const internal::KeyWrite& w, rocksdb::WriteBatch* batch) {
+    if (open_.indexes.empty()) return Status::OK();
+    const Reading& r = *w.reading;
+    const std::vector<AttributeView> attributes = ViewsOf(r.attributes);
+    std::vector<AttributeView> prior;
+    if (w.prior) {
+      if (Status s = ReadAttributes(*w.prior, &prior); !s.ok()) {
+        return Status::Corruption("the stored value " + PartitionKey(r.device_id) + " " + r.sort_key +
+                                  " overwrites: " + s.message());
+      }
+    }
+    std::string key, old_key;
+    for (const IndexSpec& spec : open_.indexes) {
+      const bool has = IndexEntryKey(spec, r.device_id, r.sort_key, attributes, &key);
+      if (w.prior && IndexEntryKey(spec, r.device_id, r.sort_key, prior, &old_key) && (!has || old_key != key)) {
+        if (auto s = batch->Delete(old_key); !s.ok()) return FromRocks(s, "write batch");
+      }
+      if (has) {
+        if (auto s = batch->Put(key, w.value); !s.ok()) return FromRocks(s, "write batch");
+      }
+    }
+    return Status::OK();
+  }
+
   // A failed write leaves RocksDB stopped until DB::Resume(), which flushes the memtable (what
   // was written is kept) and starts a new WAL. Tried before the next write, at most once per
   // kResumeInterval; while the disk is still full it fails and the write reports why.
@@ -420,6 +552,10 @@ class RocksStore : public Store {
   std::mutex write_mu_;
   internal::PriorValues priors_;  // under write_mu_
   internal::Registry registry_;   // under write_mu_
+  mutable std::mutex index_mu_;   // open_.building and built_ after the open
+  std::vector<double> built_;
+  std::atomic<bool> stop_backfill_{false};
+  std::thread backfill_;
 
   static constexpr std::chrono::seconds kResumeInterval{1};
   std::atomic<bool> write_failed_{false};
@@ -437,6 +573,75 @@ std::shared_ptr<rocksdb::Statistics> NewStatistics() {
   auto stats = rocksdb::CreateDBStatistics();
   stats->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
   return stats;
+}
+
+// Reads each index's state: a declared index is ready, or being built from where its backfill
+// stopped (a new one on a store that holds readings from the start); entries of an index no
+// longer declared, or declared with other keys, are removed (DeleteRange of its own key range:
+// the readings are elsewhere).
+Status OpenIndexes(rocksdb::DB* db, OpenDb* open) {
+  std::map<std::string, std::string> states;
+  {
+    rocksdb::ReadOptions ro;
+    ro.total_order_seek = true;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
+    for (it->Seek(internal::kIndexStatePrefix); it->Valid() && it->key().starts_with(internal::kIndexStatePrefix);
+         it->Next()) {
+      states[it->key().ToString().substr(internal::kIndexStatePrefix.size())] = it->value().ToString();
+    }
+    if (!it->status().ok()) return FromRocks(it->status(), "index states");
+  }
+  bool any_reading = false;
+  {
+    const std::string end = ReadingsEnd();
+    const rocksdb::Slice upper(end);
+    rocksdb::ReadOptions ro;
+    ro.total_order_seek = true;
+    ro.iterate_upper_bound = &upper;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro));
+    it->Seek(std::string(kPartitionPrefix));
+    any_reading = it->Valid();
+    if (!it->status().ok()) return FromRocks(it->status(), "index states");
+  }
+  rocksdb::WriteBatch batch;
+  auto drop = [&](const std::string& name) {
+    const std::string begin = IndexPrefix(name), end = begin + '\xff';
+    batch.DeleteRange(begin, end);
+    open->dropped_indexes.push_back(name);
+  };
+  std::string resume;  // the earliest of the building indexes'
+  bool any_building = false;
+  for (const IndexSpec& spec : open->indexes) {
+    auto state = states.find(spec.name);
+    const std::string prefix = SpecText(spec) + "\n";
+    bool building = false;
+    std::string from;
+    if (state != states.end() && state->second.starts_with(prefix)) {
+      const std::string rest = state->second.substr(prefix.size());
+      building = rest != "ready";
+      if (building) from = rest.substr(std::min(rest.size(), std::string("building\n").size()));
+      states.erase(state);
+    } else {
+      if (state != states.end()) {
+        drop(spec.name);
+        states.erase(state);
+      }
+      building = any_reading;
+      batch.Put(IndexStateKey(spec.name), prefix + (building ? "building\n" : "ready"));
+    }
+    open->building.push_back(building);
+    if (building) {
+      resume = any_building ? std::min(resume, from) : from;
+      any_building = true;
+    }
+  }
+  for (const auto& [name, value] : states) {
+    drop(name);
+    batch.Delete(IndexStateKey(name));
+  }
+  open->backfill_from = resume;
+  if (batch.Count() == 0) return Status::OK();
+  return FromRocks(db->Write(rocksdb::WriteOptions(), &batch), "index states");
 }
 
 // `create`: a new store in a directory that holds at most its marker. `adopt`: a store of an
@@ -480,6 +685,9 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
   }
   open.path = options.path;
   open.sync = options.sync;
+  open.indexes = options.indexes;
+  open.backfill_batch = std::max<std::size_t>(1, options.index_backfill_batch);
+  if (Status st = OpenIndexes(open.db.get(), &open); !st.ok()) return st;
   auto opened = std::make_unique<RocksStore>(std::move(open));
   if (Status s = opened->Start(); !s.ok()) return s;
   *store = std::move(opened);
@@ -524,6 +732,8 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
                                    "\", this readingsd reads \"" + std::string(internal::kFormatValue) + "\"");
   }
   if (options.read_only) {
+    open.indexes = options.indexes;  // read as they are: a read-only open builds nothing
+    open.building.assign(open.indexes.size(), false);
     open.db = std::move(probe.db);
     open.db->Get(rocksdb::ReadOptions(), std::string(internal::kTableIdKey), &open.table_id);
     open.wal_filter = std::move(probe.wal_filter);

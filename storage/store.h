@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "storage/index.h"
 #include "storage/reading.h"
 
 namespace readingsd::storage {
@@ -25,6 +26,12 @@ struct StoreOptions {
   // Opens beside a running daemon (no lock, sees what was written up to the open): for backup
   // and offline inspection. Writes fail.
   bool read_only = false;
+  // Declared secondary indexes (storage/index.h), valid and with distinct names: every write
+  // keeps their entries in its own WriteBatch.
+  std::vector<IndexSpec> indexes;
+  // An index declared on a store that holds readings is backfilled in the background, this many
+  // readings per WriteBatch (each taken under the write lock, so writes wait at most one batch).
+  std::size_t index_backfill_batch = 1000;
 
   bool operator==(const StoreOptions&) const = default;
 };
@@ -48,6 +55,18 @@ struct StoreStats {
   // Cumulative fsyncs of the WAL: one per write while options.sync is on (and one when a new
   // store is initialised).
   uint64_t wal_syncs = 0;
+  // Indexes whose entries the open removed: no longer declared, or declared with other keys
+  // (then rebuilt). Never a reading.
+  std::vector<std::string> dropped_indexes;
+};
+
+// A declared index and how far it is built.
+struct IndexStatus {
+  IndexSpec spec;
+  // False while an index declared on a store that already held readings is being backfilled:
+  // writes keep it up to date meanwhile, but it does not yet hold every reading.
+  bool active = true;
+  double built = 1;  // share of the readings backfilled, 0..1
 };
 
 // A device as the device registry records it at write time (docs/device-registry.md).
@@ -123,6 +142,15 @@ class Store {
   virtual std::unique_ptr<PartitionIterator> NewIterator(std::string_view device_id,
                                                          std::string_view lower,
                                                          std::string_view upper) const = 0;
+
+  // The entries of one partition of index `index_name` (partition value with its shard suffix)
+  // in [lower, upper) of what follows the partition's prefix in their keys: value(sort) deviceId
+  // SEP sortKey (storage/key.h). The iterator's sort_key() is that tail, its
+  // encoded_attributes() the reading's value. Empty bounds = the partition's start / end.
+  virtual std::unique_ptr<PartitionIterator> NewIndexIterator(std::string_view index_name, std::string_view partition,
+                                                              std::string_view lower, std::string_view upper) const = 0;
+  // The indexes the store was opened with, in declaration order.
+  virtual std::vector<IndexStatus> Indexes() const = 0;
 
   // Every partition's readings, in key order (see TableIterator).
   virtual std::unique_ptr<TableIterator> NewTableIterator() const = 0;

@@ -32,6 +32,9 @@ inline constexpr std::string_view kFormatKey = "META#format";
 inline constexpr std::string_view kFormatValue = "readingsd-keys-v1";
 // The table id (Store::TableId), written once beside the format key.
 inline constexpr std::string_view kTableIdKey = "META#table-id";
+// META#index#<name>: a declared index's state, "<spec>\nready" or "<spec>\nbuilding\n<reading
+// key to resume its backfill at>" (<spec>: what its entries were built by; another one rebuilds).
+inline constexpr std::string_view kIndexStatePrefix = "META#index#";
 
 struct Marker {
   std::string format;

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "api/dynamodb/internal.h"
+#include "query/index_query.h"
 #include "storage/key.h"
 
 namespace readingsd::api::dynamodb::internal {
@@ -352,9 +353,21 @@ Status ParseReadParameters(const Context& context, const Json& body, std::string
   constraints->OneOf(capacity, "returnConsumedCapacity", kCapacityValues);
   if (Status s = constraints->status(); !s.ok()) return s;
   if (Status s = CheckTable(context, table); !s.ok()) return s;
-  if (index) return Status::InvalidArgument("The table does not have the specified index: " + *index);
-
   const bool is_query = filter_member == "QueryFilter";
+  if (index) {
+    storage::IndexSpec spec;
+    Status found = is_query ? query::FindIndex(context.read.store, *index, &spec)
+                            : Status::InvalidArgument("The table does not have the specified index: " + *index);
+    // An index being backfilled is there, but cannot answer yet (DynamoDB's "backfilling" refusal).
+    if (found.code() == Status::Code::kUnavailable) {
+      return Status::InvalidArgument("Cannot read from backfilling global secondary index: " + found.message());
+    }
+    if (!found.ok()) return found;
+    out->index = std::move(spec);
+    expressions->context.hash_key = out->index->PartitionName();
+    expressions->context.range_key = out->index->SortName();
+  }
+
   Status mixed = is_query ? CheckExpressionParameters(
                                 body, {"ProjectionExpression", "FilterExpression", "KeyConditionExpression"},
                                 {"AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions"})
@@ -367,8 +380,8 @@ Status ParseReadParameters(const Context& context, const Json& body, std::string
   if (filter_text) {
     if (key_attributes_in_filter) expressions->context.hash_key.clear(), expressions->context.range_key.clear();
     Status s = expr::ParseFilterExpression(*filter_text, expressions->context, &out->filter);
-    expressions->context.hash_key = storage::kDeviceIdAttribute;
-    expressions->context.range_key = storage::kReadingTsAttribute;
+    expressions->context.hash_key = out->index ? out->index->PartitionName() : storage::kDeviceIdAttribute;
+    expressions->context.range_key = out->index ? out->index->SortName() : storage::kReadingTsAttribute;
     if (!s.ok()) return s;
     out->expression_texts.push_back(*filter_text);
   } else if (legacy_filter) {
@@ -397,7 +410,7 @@ Status ParseReadParameters(const Context& context, const Json& body, std::string
     return Status::InvalidArgument(
         "One or more parameter values were invalid: Select SPECIFIC_ATTRIBUTES requires a ProjectionExpression or "
         "AttributesToGet");
-  } else if (select == "ALL_PROJECTED_ATTRIBUTES") {
+  } else if (select == "ALL_PROJECTED_ATTRIBUTES" && !out->index) {
     return Status::InvalidArgument(
         "One or more parameter values were invalid: ALL_PROJECTED_ATTRIBUTES can be used only when Querying using "
         "an IndexName");

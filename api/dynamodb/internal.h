@@ -20,6 +20,7 @@
 #include "json/dump.h"
 #include "query/filter.h"
 #include "query/key_condition.h"
+#include "storage/index.h"
 #include "storage/reading.h"
 
 namespace readingsd::api::dynamodb::internal {
@@ -127,7 +128,7 @@ inline constexpr std::string_view kSelectValues[] = {"SPECIFIC_ATTRIBUTES", "COU
 inline constexpr std::string_view kConditionalOperators[] = {"OR", "AND"};
 
 // What Query and Scan share: the projection, the filter and Select, ConsistentRead,
-// ReturnConsumedCapacity, Limit and IndexName (the table has none).
+// ReturnConsumedCapacity, Limit and IndexName (a declared index, for Query; Scan reads none).
 struct ReadParameters {
   Projection projection;
   std::unique_ptr<query::FilterExpr> filter;
@@ -136,6 +137,8 @@ struct ReadParameters {
   Capacity capacity = Capacity::kNone;
   std::size_t limit = 0;
   std::vector<std::string> expression_texts;  // for CheckPlaceholdersUsed
+  // IndexName (Query only): the index's declaration, its keys the expressions' key attributes.
+  std::optional<storage::IndexSpec> index;
 };
 // `filter_member`: QueryFilter or ScanFilter. `key_attributes_in_filter`: a Scan's filter may
 // name deviceId and readingTs, a Query's may not. `constraints` holds the operation's own

@@ -1,7 +1,9 @@
 // Query and GetItem: one partition's items.
+#include <algorithm>
 #include <vector>
 
 #include "api/dynamodb/internal.h"
+#include "query/index_query.h"
 #include "query/query.h"
 #include "storage/key.h"
 
@@ -17,7 +19,85 @@ struct ParsedQuery {
   Expressions expressions;
   ReadParameters read;
   query::QueryRequest request;
+  query::IndexQueryRequest index_request;  // when read.index
 };
+
+// An index's sort value as a condition or key gives it: a readingTs that is a timestamp is
+// normalised as stored, anything else compared as given (as DynamoDB compares key values).
+storage::IndexValue SortValue(const storage::IndexSpec& spec, const storage::AttributeValue& value) {
+  if (const auto* n = std::get_if<storage::Number>(&value)) return {true, n->text};
+  std::string text = std::get<std::string>(value), sort_key;
+  if (spec.sort == storage::IndexSort::kReadingTs && storage::NormalizeTimestamp(text, &sort_key).ok()) text = sort_key;
+  return {false, std::move(text)};
+}
+
+// KeyConditionExpression and ExclusiveStartKey of a Query with IndexName. A sharded index's
+// partition value with its suffix ("2026-06-23T08#3") reads that shard, as DynamoDB would; without
+// one it reads every shard, merged in sort order (readingsd's extension).
+Status ParseIndexQuery(const std::optional<std::string>& key_text, const std::optional<Json>& start, bool forward,
+                       ParsedQuery* query) {
+  const storage::IndexSpec& spec = *query->read.index;
+  if (query->read.consistent) {
+    return Status::InvalidArgument("Consistent reads are not supported on global secondary indexes");
+  }
+  if (!key_text) {
+    return Status::InvalidArgument("KeyConditionExpression is required to query an index (KeyConditions is not supported)");
+  }
+  std::string value;
+  storage::AttributeValue a, b;
+  query::IndexQueryRequest& request = query->index_request;
+  if (Status s = expr::ParseKeyCondition(*key_text, query->expressions.context,
+                                         spec.sort == storage::IndexSort::kNumber, &value, &request.sort.op, &a, &b);
+      !s.ok()) {
+    return s;
+  }
+  query->read.expression_texts.push_back(*key_text);
+  if (value.empty()) {
+    return Status::InvalidArgument("One or more parameter values are not valid. The AttributeValue for a key attribute "
+                                   "cannot contain an empty string value. Key: " + std::string(spec.PartitionName()));
+  }
+  if (request.sort.op != query::SortKeyOp::kAll) request.sort.a = SortValue(spec, a);
+  if (request.sort.op == query::SortKeyOp::kBetween) request.sort.b = SortValue(spec, b);
+  const std::size_t hash = value.rfind('#');
+  request.all_shards = !(spec.shards > 1 && hash != std::string::npos && hash + 1 < value.size() &&
+                         value.find_first_not_of("0123456789", hash + 1) == std::string::npos &&
+                         std::stol(value.substr(hash + 1, 4)) < spec.shards);
+  request.index = spec.name;
+  request.values = {value};
+  request.filter = query->read.filter.get();
+  request.limit = query->read.limit;
+  request.scan_forward = forward;
+  request.key_when_full = true;
+  if (start) {
+    const Status invalid = Status::InvalidArgument("The provided starting key is invalid: The provided key element does not match the schema");
+    const bool ts_sort = spec.sort == storage::IndexSort::kReadingTs;
+    if (!start->is_object() || start->size() != (ts_sort ? 3u : 4u)) return invalid;
+    auto member = [&](std::string_view name, const char* type) -> const Json* {
+      auto it = start->find(name);
+      if (it == start->end() || !it->is_object() || it->size() != 1 || !it->contains(type) || !(*it)[type].is_string()) {
+        return nullptr;
+      }
+      return &(*it)[type];
+    };
+    const Json* partition = member(spec.PartitionName(), "S");
+    const Json* sort = member(spec.SortName(), spec.sort == storage::IndexSort::kNumber ? "N" : "S");
+    const Json* device = member(storage::kDeviceIdAttribute, "S");
+    const Json* ts = member(storage::kReadingTsAttribute, "S");
+    if (!partition || !sort || !device || !ts) return invalid;
+    if (partition->get<std::string>() != value) return OutsideBoundaries();
+    std::string sort_key;
+    storage::AttributeValue sort_value = std::string(sort->get<std::string>());
+    if (spec.sort == storage::IndexSort::kNumber) {
+      storage::Number n;
+      if (!storage::Number::Parse(sort->get<std::string>(), &n).ok()) return invalid;
+      sort_value = n;
+    }
+    if (!StoredKey(device->get<std::string>(), ts->get<std::string>(), &sort_key)) return invalid;
+    request.exclusive_start = query::IndexPosition{value, query::IndexTail(SortValue(spec, sort_value),
+                                                                           device->get<std::string>(), sort_key)};
+  }
+  return CheckPlaceholdersUsed(query->expressions, query->read);
+}
 
 Status ParseQuery(const Context& context, const Json& body, ParsedQuery* query) {
   if (Status s = CheckMembers(body, "Query",
@@ -43,6 +123,7 @@ Status ParseQuery(const Context& context, const Json& body, ParsedQuery* query) 
       !s.ok()) {
     return s;
   }
+  if (read.index) return ParseIndexQuery(key_text, start, forward.value_or(true), query);
   query::QueryRequest& request = query->request;
   if (key_text) {
     std::string device_id, a, b;
@@ -83,9 +164,59 @@ Status ParseQuery(const Context& context, const Json& body, ParsedQuery* query) 
 
 }  // namespace
 
+// Renders an index's entries as items; an index key that is no stored attribute (readingHour,
+// readingDay) is added as one, with the partition value the entry is under.
+class IndexItems : public query::IndexItemSink {
+ public:
+  IndexItems(const ParsedQuery& query, Json* items) : query_(query), items_(items) {}
+  void Add(const query::IndexItem& item) override {
+    if (items_ == nullptr) return;
+    Json json = ItemJson(item.device_id, item.sort_key, item.attributes, query_.read.projection);
+    const storage::IndexSpec& spec = *query_.read.index;
+    const Projection& projection = query_.read.projection;
+    if (spec.partition != storage::IndexPartition::kAttribute &&
+        (!projection || std::find(projection->begin(), projection->end(), spec.PartitionName()) != projection->end())) {
+      json[spec.PartitionName()] = Typed("S", item.partition);
+    }
+    items_->push_back(std::move(json));
+  }
+
+ private:
+  const ParsedQuery& query_;
+  Json* items_;
+};
+
+http::Response IndexQueryOp(const Context& context, const ParsedQuery& query) {
+  Json response = Json::object();
+  if (!query.read.count_only) response["Items"] = Json::array();
+  IndexItems items(query, query.read.count_only ? nullptr : &response["Items"]);
+  query::IndexQueryResult result;
+  if (Status s = query::IndexQuery(context.read.store, query.index_request, &items, &result); !s.ok()) {
+    return ErrorFromStatus(context, s);
+  }
+  response["Count"] = result.count;
+  response["ScannedCount"] = result.scanned_count;
+  if (result.last_evaluated) {
+    const storage::IndexSpec& spec = *query.read.index;
+    storage::IndexValue sort;
+    std::string_view device_id, sort_key;
+    query::SplitIndexTail(result.last_evaluated->tail, &sort, &device_id, &sort_key);
+    Json key = KeyJson(device_id, sort_key);
+    key[spec.PartitionName()] = Typed("S", result.last_evaluated->value);
+    key[spec.SortName()] = Typed(sort.is_number ? "N" : "S", sort.text);
+    response["LastEvaluatedKey"] = std::move(key);
+  }
+  if (query.read.capacity != Capacity::kNone) {
+    response["ConsumedCapacity"] = ConsumedCapacityJson(
+        context, query.read.capacity, ReadUnits(result.scanned_bytes, query.read.consistent));
+  }
+  return Ok(context, response);
+}
+
 http::Response QueryOp(const Context& context, const Json& body) {
   ParsedQuery query;
   if (Status s = ParseQuery(context, body, &query); !s.ok()) return ErrorFromStatus(context, s);
+  if (query.read.index) return IndexQueryOp(context, query);
   query::QueryResult result;
   if (Status s = query::Query(context.read.store, query.request, &result); !s.ok()) return ErrorFromStatus(context, s);
   const std::string& device_id = query.request.key.device_id;

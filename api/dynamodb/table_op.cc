@@ -38,8 +38,33 @@ http::Response DescribeTableOp(const Context& context, const Json& body) {
   description["TableStatus"] = "ACTIVE";
   description["KeySchema"] = Json::array({KeyAttribute(storage::kDeviceIdAttribute, "KeyType", "HASH"),
                                           KeyAttribute(storage::kReadingTsAttribute, "KeyType", "RANGE")});
-  description["AttributeDefinitions"] = Json::array({KeyAttribute(storage::kDeviceIdAttribute, "AttributeType", "S"),
-                                                     KeyAttribute(storage::kReadingTsAttribute, "AttributeType", "S")});
+  Json definitions = Json::array({KeyAttribute(storage::kDeviceIdAttribute, "AttributeType", "S"),
+                                  KeyAttribute(storage::kReadingTsAttribute, "AttributeType", "S")});
+  Json indexes = Json::array();
+  for (const storage::IndexStatus& index : context.read.store.Indexes()) {
+    const storage::IndexSpec& spec = index.spec;
+    auto define = [&definitions](std::string_view name, std::string_view type) {
+      for (const Json& d : definitions) {
+        if (d["AttributeName"] == name) return;
+      }
+      definitions.push_back(KeyAttribute(name, "AttributeType", type));
+    };
+    define(spec.PartitionName(), "S");
+    define(spec.SortName(), spec.sort == storage::IndexSort::kNumber ? "N" : "S");
+    Json gsi = Json::object();
+    gsi["IndexName"] = spec.name;
+    gsi["KeySchema"] = Json::array({KeyAttribute(spec.PartitionName(), "KeyType", "HASH"),
+                                    KeyAttribute(spec.SortName(), "KeyType", "RANGE")});
+    gsi["Projection"] = Json::object({{"ProjectionType", "ALL"}});
+    gsi["IndexStatus"] = index.active ? "ACTIVE" : "CREATING";
+    if (!index.active) gsi["Backfilling"] = true;
+    gsi["IndexArn"] = "arn:aws:dynamodb:" + std::string(context.region) + ":000000000000:table/" + name + "/index/" +
+                      spec.name;
+    gsi["ProvisionedThroughput"] =
+        Json::object({{"NumberOfDecreasesToday", 0}, {"ReadCapacityUnits", 0}, {"WriteCapacityUnits", 0}});
+    indexes.push_back(std::move(gsi));
+  }
+  description["AttributeDefinitions"] = std::move(definitions);
   // RocksDB's estimate, as DynamoDB's own ItemCount is an estimate refreshed now and then.
   description["ItemCount"] = stats.estimated_keys;
   // Flushed data on disk, compressed: the memtable figure is arena memory, not item bytes.
@@ -50,6 +75,7 @@ http::Response DescribeTableOp(const Context& context, const Json& body) {
       Json::object({{"NumberOfDecreasesToday", 0}, {"ReadCapacityUnits", 0}, {"WriteCapacityUnits", 0}});
   description["BillingModeSummary"] =
       Json::object({{"BillingMode", "PAY_PER_REQUEST"}, {"LastUpdateToPayPerRequestDateTime", created}});
+  if (!indexes.empty()) description["GlobalSecondaryIndexes"] = std::move(indexes);
   Json response = Json::object();
   response["Table"] = std::move(description);
   return Ok(context, response);

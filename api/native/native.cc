@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/native/aggregate.h"
+#include "api/native/index.h"
 #include "api/native/request.h"
 #include "base/text.h"
 #include "expr/expr.h"
@@ -30,10 +31,11 @@ using query::QueryRequest;
 using query::QueryResult;
 using query::SortKeyOp;
 
-constexpr std::size_t kDefaultLimit = 100;
 constexpr std::size_t kDefaultLatest = 10;
 
-enum class Route { kDevices, kReadings, kLatest, kItem, kAggregate, kHealthz, kReadyz, kMetrics };
+enum class Route {
+  kDevices, kReadings, kLatest, kItem, kAggregate, kIndexReadings, kFleetReadings, kHealthz, kReadyz, kMetrics
+};
 
 struct EndpointSpec {
   std::string_view name;  // the on_request label
@@ -48,6 +50,12 @@ const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kLatest{"latest", {"n", "attributes"}};
   static const EndpointSpec kItem{"item", {"attributes"}};
   static const EndpointSpec kAggregate{"aggregate", {"from", "to", "after", "before", "step", "fn", "attributes"}};
+  static const EndpointSpec kIndexReadings{
+      "index_readings",
+      {"from", "to", "after", "before", "value", "gt", "ge", "lt", "le", "eq", "limit", "order", "cursor", "filter",
+       "attributes"}};
+  static const EndpointSpec kFleetReadings{
+      "fleet_readings", {"from", "to", "after", "before", "limit", "order", "cursor", "filter", "attributes"}};
   static const EndpointSpec kHealthz{"healthz", {}};
   static const EndpointSpec kReadyz{"readyz", {}};
   static const EndpointSpec kMetrics{"metrics", {}};
@@ -62,6 +70,10 @@ const EndpointSpec& SpecOf(Route route) {
       return kItem;
     case Route::kAggregate:
       return kAggregate;
+    case Route::kIndexReadings:
+      return kIndexReadings;
+    case Route::kFleetReadings:
+      return kFleetReadings;
     case Route::kHealthz:
       return kHealthz;
     case Route::kReadyz:
@@ -76,6 +88,7 @@ struct Match {
   Route route = Route::kHealthz;
   std::string device_id;  // device routes
   std::string timestamp;  // kItem
+  std::string index;      // kIndexReadings
 };
 
 http::Response TextResponse(std::string_view content_type, std::string body) {
@@ -110,6 +123,15 @@ Status MatchPath(std::string_view path, Match* match) {
       match->route = Route::kMetrics;
     else
       return Status::NotFound("no such endpoint");
+    return Status::OK();
+  }
+  if (segments.size() == 2 && segments[0] == "v1" && segments[1] == "readings") {
+    match->route = Route::kFleetReadings;
+    return Status::OK();
+  }
+  if (segments.size() == 4 && segments[0] == "v1" && segments[1] == "indexes" && segments[3] == "readings") {
+    match->route = Route::kIndexReadings;
+    match->index = std::move(segments[2]);
     return Status::OK();
   }
   if (segments.size() < 2 || segments.size() == 3 || segments.size() > 5 || segments[0] != "v1" ||
@@ -162,6 +184,8 @@ Status ParseQueryString(std::string_view query, const EndpointSpec& spec, Params
   return Status::OK();
 }
 
+}  // namespace
+
 // `name` as an integer in [1, max]; min(fallback, max) when absent.
 Status CountParam(const Params& params, std::string_view name, std::size_t fallback, std::size_t max,
                   std::size_t* out) {
@@ -179,6 +203,7 @@ Status CountParam(const Params& params, std::string_view name, std::size_t fallb
   *out = value;
   return Status::OK();
 }
+
 
 // The attributes of `all` that `projection` keeps, in stored order: `all` itself when it is unset.
 std::span<const storage::AttributeView> Project(std::span<const storage::AttributeView> all,
@@ -228,6 +253,8 @@ bool Base64UrlDecode(std::string_view text, std::string* bytes) {
   }
   return held < 6 && (bits & ((1u << held) - 1)) == 0;
 }
+
+namespace {
 
 // A cursor is the last evaluated sort key followed by the device id: opaque to clients, yet it
 // cannot resume another device's partition.
@@ -326,6 +353,8 @@ std::size_t AttributeRoom(const storage::AttributeView& a) {
   return 6 * a.name.size() + 4 + value_room;
 }
 
+}  // namespace
+
 // An item rendered from its attributes as read (Query has read them whole, so they are
 // well-formed here).
 void AppendItem(std::string_view device_id, std::string_view sort_key,
@@ -357,6 +386,8 @@ void AppendItem(std::string_view device_id, std::string_view sort_key,
   assert(p <= out->data() + begin + room);
   out->resize(static_cast<std::size_t>(p - out->data()));
 }
+
+namespace {
 
 // The one rendering of a page, for /readings and /latest alike (a /latest cursor continues with
 // /readings?order=desc&cursor=…). Query hands it each item while the iterator still holds it, so
@@ -594,6 +625,10 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
       return Item(context, match, params);
     case Route::kAggregate:
       return Aggregate(context, match.device_id, params);
+    case Route::kIndexReadings:
+      return IndexReadings(context, match.index, params);
+    case Route::kFleetReadings:
+      return FleetReadings(context, params);
     case Route::kHealthz:
       return TextResponse("text/plain", "ok");
     case Route::kReadyz:

@@ -11,6 +11,8 @@
 //   GET /v1/devices/{id}/latest     n (newest first), attributes
 //   GET /v1/devices/{id}/readings/{timestamp}
 //   GET /v1/devices/{id}/aggregate  from|after, to|before, step, fn, attributes (aggregate.h)
+//   GET /v1/indexes/{name}/readings  a fleet-wide question through a secondary index (index.h)
+//   GET /v1/readings                 refused: names the index to declare (index.h)
 //   GET /healthz, /readyz, /metrics
 //
 // Every request that is not a DynamoDB call lands here, so this module also owns the 404 and 405
@@ -40,8 +42,8 @@ struct Context {
 };
 
 // Thread-safe: it keeps nothing between calls. `endpoint` is set to the name reported to
-// http::ServerHooks::on_request: devices, readings, latest, item, aggregate, healthz, readyz, metrics or
-// other.
+// http::ServerHooks::on_request: devices, readings, latest, item, aggregate, index_readings,
+// fleet_readings, healthz, readyz, metrics or other.
 http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
 
 // The native error response; the Router uses it too (401, and what the server refuses itself).

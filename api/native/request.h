@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "base/status.h"
 #include "http/handler.h"
 #include "query/key_condition.h"
+#include "storage/reading.h"
 
 namespace readingsd::api::native {
 
@@ -23,6 +25,10 @@ std::string Quoted(std::string_view s);
 Status Named(std::string_view param, const Status& s);
 // nullptr when the parameter is absent.
 const std::string* Find(const Params& params, std::string_view name);
+// `name` as an integer in [1, max]; min(fallback, max) when absent.
+Status CountParam(const Params& params, std::string_view name, std::size_t fallback, std::size_t max,
+                  std::size_t* out);
+inline constexpr std::size_t kDefaultLimit = 100;  // a page's items when limit is not given
 
 http::Response JsonResponse(http::status status, std::string body);
 // InvalidArgument is the client's mistake, NotFound an absent item; anything else is the
@@ -36,6 +42,16 @@ http::Response ErrorFromStatus(const Status& s);
 // An aggregate takes the same list for the attributes it aggregates.
 using Projection = std::optional<std::vector<std::string>>;
 Status ProjectionParam(const Params& params, Projection* projection);
+// The attributes of `all` that `projection` keeps, in stored order: `all` itself when it is unset.
+std::span<const storage::AttributeView> Project(std::span<const storage::AttributeView> all,
+                                                const Projection& projection,
+                                                std::vector<storage::AttributeView>* kept);
+// An item as every endpoint answers it: {"deviceId":…,"readingTs":…, attributes…}.
+void AppendItem(std::string_view device_id, std::string_view sort_key,
+                std::span<const storage::AttributeView> attributes, std::string* out);
+// Cursors: unpadded base64url; Decode is false for any other byte or a non-canonical tail.
+std::string Base64UrlEncode(std::string_view bytes);
+bool Base64UrlDecode(std::string_view text, std::string* bytes);
 
 // The range of from, to (inclusive), after, before (exclusive) and begins_with as the engine's
 // single-operator KeyCondition. `*empty` is set for a range that holds no possible sort key

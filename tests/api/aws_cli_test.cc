@@ -277,6 +277,100 @@ TEST_F(AwsCliTest, BadExpressionIsAValidationException) {
   EXPECT_NE(result.err.find("ValidationException"), std::string::npos) << result.err;
 }
 
+// The fixture's readings under two declared indexes: a1 (60 readings at 08:MM, temperature
+// 20 + 0.5 i, status ok/warn) and a10 (3 readings at 08:00..02, temperature 99).
+class AwsCliIndexTest : public AwsCliTest {
+ protected:
+  void SetUp() override {
+    indexes_ = {storage::IndexSpec{.name = "hot_by_hour", .sort_attribute = "temperature", .shards = 2},
+                storage::IndexSpec{.name = "by_status", .partition = storage::IndexPartition::kAttribute,
+                                   .partition_attribute = "status", .sort = storage::IndexSort::kReadingTs}};
+    AwsCliTest::SetUp();
+  }
+
+  static std::vector<std::string> Temperatures(const json& output) {
+    std::vector<std::string> out;
+    for (const json& item : output["Items"]) out.push_back(item["temperature"]["N"]);
+    return out;
+  }
+};
+
+const std::vector<std::string> kHot = {"query", "--table-name", "readings", "--index-name", "hot_by_hour",
+                                       "--key-condition-expression", "readingHour = :h AND temperature > :t",
+                                       "--expression-attribute-values"};
+
+TEST_F(AwsCliIndexTest, QueryAThresholdAcrossTheFleetInOneHour) {
+  json output = AwsJson(With(kHot, {R"({":h":{"S":"2026-06-23T08"},":t":{"N":"45"}})"}));
+  // a1 from minute 51 (45.5) to 59 (49.5), then a10's three 99s: every shard, merged in order.
+  EXPECT_EQ(Temperatures(output), (std::vector<std::string>{"45.5", "46", "46.5", "47", "47.5", "48", "48.5", "49",
+                                                            "49.5", "99", "99", "99"}));
+  EXPECT_EQ(output["Count"], 12);
+  EXPECT_EQ(output["Items"][0]["deviceId"]["S"], "a1");
+  EXPECT_EQ(output["Items"][0]["readingTs"]["S"], SampleSortKey(51));
+  // readingHour is no stored attribute: the item carries the index partition it was found in.
+  EXPECT_TRUE(output["Items"][0]["readingHour"]["S"].get<std::string>().starts_with("2026-06-23T08#"));
+
+  // The CLI follows LastEvaluatedKey by itself: pages of 5, highest first.
+  json paged = AwsJson(With(kHot, {R"({":h":{"S":"2026-06-23T08"},":t":{"N":"45"}})", "--page-size", "5",
+                                   "--no-scan-index-forward"}));
+  std::vector<std::string> descending = Temperatures(output);
+  std::reverse(descending.begin(), descending.end());
+  EXPECT_EQ(Temperatures(paged), descending);
+
+  // One shard, named with its suffix as DynamoDB would read it: the two shards are the whole.
+  std::size_t in_shards = 0;
+  for (const char* shard : {"2026-06-23T08#0", "2026-06-23T08#1"}) {
+    json one = AwsJson(With(kHot, {json{{":h", {{"S", shard}}}, {":t", {{"N", "45"}}}}.dump()}));
+    for (const json& item : one["Items"]) EXPECT_EQ(item["readingHour"]["S"], shard);
+    in_shards += one["Items"].size();
+  }
+  EXPECT_EQ(in_shards, 12u);
+}
+
+TEST_F(AwsCliIndexTest, AStringPartitionSortedByTimeAndDescribeTable) {
+  json warn = AwsJson({"query", "--table-name", "readings", "--index-name", "by_status", "--key-condition-expression",
+                       "#s = :s AND readingTs BETWEEN :a AND :b", "--expression-attribute-names", R"({"#s":"status"})",
+                       "--expression-attribute-values",
+                       R"({":s":{"S":"warn"},":a":{"S":"2026-06-23T08:10:00Z"},":b":{"S":"2026-06-23T08:20:00Z"}})"});
+  EXPECT_EQ(SortKeys(warn), (std::vector<std::string>{SampleSortKey(11), SampleSortKey(13), SampleSortKey(15),
+                                                      SampleSortKey(17), SampleSortKey(19)}));
+
+  json table = AwsJson({"describe-table", "--table-name", "readings"})["Table"];
+  ASSERT_EQ(table["GlobalSecondaryIndexes"].size(), 2u);
+  const json& hot = table["GlobalSecondaryIndexes"][0];
+  EXPECT_EQ(hot["IndexName"], "hot_by_hour");
+  EXPECT_EQ(hot["IndexStatus"], "ACTIVE");
+  EXPECT_EQ(hot["KeySchema"], json::parse(R"([{"AttributeName":"readingHour","KeyType":"HASH"},
+                                               {"AttributeName":"temperature","KeyType":"RANGE"}])"));
+  EXPECT_EQ(hot["Projection"]["ProjectionType"], "ALL");
+  bool temperature_is_n = false;
+  for (const json& d : table["AttributeDefinitions"]) {
+    temperature_is_n |= d["AttributeName"] == "temperature" && d["AttributeType"] == "N";
+  }
+  EXPECT_TRUE(temperature_is_n);
+}
+
+TEST_F(AwsCliIndexTest, UnknownIndexAndNonKeyAttributeAreValidationExceptions) {
+  CliResult unknown = Aws({"query", "--table-name", "readings", "--index-name", "nope", "--key-condition-expression",
+                           "readingHour = :h", "--expression-attribute-values", R"({":h":{"S":"2026-06-23T08"}})"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("ValidationException"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("The table does not have the specified index: nope"), std::string::npos) << unknown.err;
+
+  CliResult non_key = Aws({"query", "--table-name", "readings", "--index-name", "hot_by_hour",
+                           "--key-condition-expression", "readingHour = :h AND humidity > :t",
+                           "--expression-attribute-values", R"({":h":{"S":"2026-06-23T08"},":t":{"N":"1"}})"});
+  EXPECT_NE(non_key.exit_code, 0);
+  EXPECT_NE(non_key.err.find("ValidationException"), std::string::npos) << non_key.err;
+  EXPECT_NE(non_key.err.find("Query key condition not supported"), std::string::npos) << non_key.err;
+
+  CliResult no_partition = Aws({"query", "--table-name", "readings", "--index-name", "hot_by_hour",
+                                "--key-condition-expression", "deviceId = :d", "--expression-attribute-values",
+                                R"({":d":{"S":"a1"}})"});
+  EXPECT_NE(no_partition.err.find("Query condition missed key schema element: readingHour"), std::string::npos)
+      << no_partition.err;
+}
+
 TEST_F(AwsCliTest, WithBearerTokensTheAccessKeyIdIsTheToken) {
   ServeOptions options;
   options.server.port = 0;

@@ -113,6 +113,7 @@ std::string SampleSortKey(int minute) {
 void HttpServerTest::SetUp() {
   storage::StoreOptions options;
   options.path = dir_.File("db");
+  options.indexes = indexes_;
   ASSERT_TRUE(storage::Store::Open(options, &store_).ok());
   std::vector<storage::Reading> readings;
   for (int i = 0; i < kA1Count; ++i) {

@@ -17,6 +17,7 @@
 
 #include "api/router.h"
 #include "http/server.h"
+#include "storage/index.h"
 #include "storage/reading.h"
 #include "storage/store.h"
 #include "tests/support/temp_dir.h"
@@ -100,6 +101,7 @@ class HttpServerTest : public ::testing::Test {
   static constexpr int kA1Count = 60;
 
   TempDir dir_{"readingsd-http-test"};
+  std::vector<storage::IndexSpec> indexes_;  // declared on the store SetUp opens
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<api::Router> router_;
   std::unique_ptr<http::Server> server_;  // after the router: stops first

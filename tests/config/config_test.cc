@@ -330,6 +330,48 @@ TEST(ParseTomlTest, ReportsEveryProblemInFileOrder) {
             "readingsd.toml:5: http.threads: must be >= 1, got 0");
 }
 
+TEST(IndexTest, DeclarationsAreReadInFileOrderAndSurviveToTomlAndBack) {
+  Config c = ParseOk(
+      "[[index]]\nname = \"hot_by_hour\"\npartition = \"readingHour\"\nsort = \"temperature\"\nshards = 8\n"
+      "[[index]]\nname = \"by_status\"\npartition = \"status\"\nsort = \"readingTs\"\n"
+      "[[index]]\nname = \"by_day_name\"\npartition = \"readingDay\"\nsort = \"site\"\nsort_type = \"string\"\n");
+  ASSERT_EQ(c.indexes.size(), 3u);
+  EXPECT_EQ(c.indexes[0], (IndexConfig{"hot_by_hour", "readingHour", "temperature", "number", 8}));
+  EXPECT_EQ(c.indexes[1], (IndexConfig{"by_status", "status", "readingTs", "number", 1}));
+  EXPECT_EQ(ParseOk(ToToml(c)), c);
+
+  storage::IndexSpec hot = IndexSpecOf(c.indexes[0]);
+  EXPECT_EQ(hot.partition, storage::IndexPartition::kReadingHour);
+  EXPECT_EQ(hot.sort, storage::IndexSort::kNumber);
+  EXPECT_EQ(hot.sort_attribute, "temperature");
+  EXPECT_EQ(hot.shards, 8);
+  storage::IndexSpec status = IndexSpecOf(c.indexes[1]);
+  EXPECT_EQ(status.partition, storage::IndexPartition::kAttribute);
+  EXPECT_EQ(status.partition_attribute, "status");
+  EXPECT_EQ(status.sort, storage::IndexSort::kReadingTs);
+  EXPECT_EQ(IndexSpecOf(c.indexes[2]).sort, storage::IndexSort::kString);
+}
+
+TEST(IndexTest, BadDeclarationsNameTheFileAndLine) {
+  const std::string ok = "[[index]]\nname = \"hot_by_hour\"\npartition = \"readingHour\"\nsort = \"temperature\"\n";
+  EXPECT_EQ(TomlError(ok + "[[index]]\nname = \"hot_by_hour\"\npartition = \"readingDay\"\nsort = \"t\"\n"),
+            "readingsd.toml:5: index: \"hot_by_hour\": duplicate index name \"hot_by_hour\"");
+  EXPECT_EQ(TomlError("\n" + ok + "shards = 0\n"),
+            "readingsd.toml:6: index: shards must be an integer 1..256, got 0");
+  EXPECT_EQ(TomlError(ok + "sort_type = \"decimal\"\n"),
+            "readingsd.toml:1: index: \"hot_by_hour\": unknown attribute kind: sort_type must be \"number\" or "
+            "\"string\", got \"decimal\"");
+  EXPECT_EQ(TomlError(ok + "shard = 2\n"),
+            "readingsd.toml:5: index: unknown key \"shard\" (an index has name, partition, sort, sort_type, shards)");
+  EXPECT_THAT(TomlError("[[index]]\nname = \"x\"\npartition = \"readingHour\"\nsort = \"t\"\n"),
+              StartsWith("readingsd.toml:1: index: \"x\": index name must be 3..255 characters"));
+  EXPECT_THAT(TomlError("[[index]]\nname = \"abc\"\npartition = \"readingTs\"\nsort = \"t\"\n"),
+              StartsWith("readingsd.toml:1: index: \"abc\": index partition must be readingHour, readingDay"));
+  EXPECT_THAT(TomlError("[[index]]\nname = \"abc\"\npartition = \"readingHour\"\n"),
+              HasSubstr("needs name, partition and sort"));
+  EXPECT_THAT(TomlError("index = 3\n"), StartsWith("readingsd.toml:1: index: must be [[index]] tables"));
+}
+
 TEST(ParseTomlTest, ListenAddresses) {
   for (const char* good : {"127.0.0.1:8080", "0.0.0.0:0", "localhost:65535", "[::1]:8080"}) {
     EXPECT_EQ(ParseOk(std::string("[http]\nlisten = \"") + good + "\"\n").http.listen, good);

@@ -8,7 +8,7 @@ namespace {
 // Each setting has two defaults: the user's (config/config.h, --help, the example TOML) and the
 // library's (its options struct, which tests and fuzzers use). They must not drift apart.
 TEST(OptionsTest, ConfigDefaultsAreTheLibraryDefaults) {
-  EXPECT_EQ(StoreOptionsFrom(config::StorageConfig{}), storage::StoreOptions{});
+  EXPECT_EQ(StoreOptionsFrom(config::Config{}), storage::StoreOptions{});
   EXPECT_EQ(HotnessOptionsFrom(config::MetricsConfig{}), metrics::HotnessOptions{});
   HostPort listen;
   ASSERT_TRUE(ParseHostPort(config::HttpConfig{}.listen, &listen).ok());

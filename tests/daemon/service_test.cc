@@ -425,7 +425,7 @@ TEST(Service, StorageRetentionDropsOldReadingsAtCompactionAndCompactsDaily) {
     Status parsed = config::ParseCommandLine(static_cast<int>(argv.size()), argv.data(), &config, &command);
     EXPECT_TRUE(parsed.ok()) << parsed.message();
     std::unique_ptr<storage::Store> store;
-    EXPECT_TRUE(storage::Store::Open(daemon::StoreOptionsFrom(config.storage), &store).ok());
+    EXPECT_TRUE(storage::Store::Open(daemon::StoreOptionsFrom(config), &store).ok());
     std::set<std::string> keys;
     if (store == nullptr) return keys;
     for (const auto& key : {old_key, kept_key}) EXPECT_TRUE(store->Put({"dev00001", key, {{"t", 1.0}}}).ok());

@@ -88,6 +88,12 @@ class GatedStore : public storage::Store {
     return inner_->ListDevices(prefix, after, limit, devices);
   }
   std::string TableId() const override { return inner_->TableId(); }
+  std::unique_ptr<storage::PartitionIterator> NewIndexIterator(std::string_view index, std::string_view partition,
+                                                              std::string_view lower,
+                                                              std::string_view upper) const override {
+    return inner_->NewIndexIterator(index, partition, lower, upper);
+  }
+  std::vector<storage::IndexStatus> Indexes() const override { return inner_->Indexes(); }
   storage::StoreStats Stats() const override { return inner_->Stats(); }
   Status Checkpoint(const std::string& dir) const override { return inner_->Checkpoint(dir); }
   Status CompactAll() override { return inner_->CompactAll(); }

@@ -102,6 +102,12 @@ class ObservedStore : public storage::Store {
     return store_.ListDevices(prefix, after, limit, devices);
   }
   std::string TableId() const override { return store_.TableId(); }
+  std::unique_ptr<storage::PartitionIterator> NewIndexIterator(std::string_view index, std::string_view partition,
+                                                              std::string_view lower,
+                                                              std::string_view upper) const override {
+    return store_.NewIndexIterator(index, partition, lower, upper);
+  }
+  std::vector<storage::IndexStatus> Indexes() const override { return store_.Indexes(); }
   storage::StoreStats Stats() const override { return store_.Stats(); }
   Status Checkpoint(const std::string&) const override { return Status::InvalidArgument("read only"); }
   Status CompactAll() override { return Status::InvalidArgument("read only"); }

@@ -33,7 +33,14 @@ RUN_ELSEWHERE = {
     "cmake --install build": "scripts/check-install",
 }
 # Commands no test can run, and why.
+INDEX_DAEMON = "needs a daemon started with the [[index]] declaration above; tests/api/index_api_test.cc runs it"
 NOT_RUN = {
+    "curl -s 'http://127.0.0.1:8080/v1/indexes/hot_by_hour/readings?from=2026-06-23T03:00Z&to=2026-06-23T09:00Z&gt=45'":
+        INDEX_DAEMON,
+    "./build/readingsd query --index hot_by_hour --from 2026-06-23T03:00Z --to 2026-06-23T09:00Z --gt 45 --all":
+        INDEX_DAEMON,
+    """aws dynamodb query --endpoint-url http://127.0.0.1:8080 --table-name readings --index-name hot_by_hour --key-condition-expression "readingHour = :h AND temperature > :t" --expression-attribute-values '{":h":{"S":"2026-06-23T08"},":t":{"N":"45"}}'""":
+        INDEX_DAEMON,
     "systemctl daemon-reload && systemctl enable --now readingsd":
         "needs systemd as PID 1; scripts/check-unit verifies the unit",
 }

@@ -1,4 +1,5 @@
 #include "storage/key.h"
+#include "storage/number.h"
 
 #include <gtest/gtest.h>
 
@@ -264,6 +265,103 @@ TEST(SortKeyPrefix, MustFitTheShape) {
   for (const char* bad : {"x", "2026/06", "2026-06-23 08", "2026-06-23T08:00:00+02:00", "2026-06-23T08:00:00.000000000Z0"}) {
     EXPECT_TRUE(ValidateSortKeyPrefix(bad).IsInvalidArgument()) << bad;
   }
+}
+
+}  // namespace
+}  // namespace readingsd::storage
+
+namespace readingsd::storage {
+namespace {
+
+std::string EncodedNumber(std::string_view text) {
+  IndexValue v{true, ""};
+  EXPECT_TRUE(ParseNumber(text, &v.text).ok()) << text;
+  std::string out;
+  AppendIndexValue(v, &out);
+  return out;
+}
+
+TEST(IndexKeyTest, NumbersSortNumericallyByBytes) {
+  const std::vector<std::string> ascending = {
+      "-9.9999999999999999999999999999999999999E125", "-1E100", "-123456789012345678901234567890", "-1000",
+      "-999.5", "-10", "-9.99", "-1.05", "-1", "-0.5", "-1E-130", "0", "1E-130", "0.000001", "0.5", "1", "1.05",
+      "9.99", "10", "10.5", "999.5", "1000", "123456789012345678901234567890", "1E100",
+      "9.9999999999999999999999999999999999999E125"};
+  for (std::size_t i = 0; i + 1 < ascending.size(); ++i) {
+    EXPECT_LT(EncodedNumber(ascending[i]), EncodedNumber(ascending[i + 1])) << ascending[i] << " < " << ascending[i + 1];
+  }
+}
+
+// Random numbers of every shape (sign, 1..38 digits, the whole exponent range) ordered by their
+// encodings exactly as Number orders them, and each encoding read back to its number.
+TEST(IndexKeyTest, PropertyRandomNumbersOrderAsNumberDoes) {
+  std::mt19937_64 rng(20260623);
+  auto random_number = [&rng]() {
+    std::string text = rng() % 2 ? "-" : "";
+    const int digits = 1 + static_cast<int>(rng() % 38);
+    // Few distinct digits and exponents, so equal and near-equal numbers meet often.
+    for (int i = 0; i < digits; ++i) text.push_back(static_cast<char>('0' + rng() % (i == 0 ? 9 : 3) + (i == 0)));
+    const int exponent = -130 + static_cast<int>(rng() % 256) - (digits - 1);
+    text += "e" + std::to_string(rng() % 4 == 0 ? exponent : exponent % 7);
+    Number n;
+    return Number::Parse(text, &n).ok() ? n : Number(0);
+  };
+  std::vector<Number> numbers;
+  for (int i = 0; i < 2000; ++i) numbers.push_back(random_number());
+  for (std::size_t i = 0; i + 1 < numbers.size(); ++i) {
+    const Number& a = numbers[i];
+    const Number& b = numbers[i + 1];
+    const std::string ea = EncodedNumber(a.text), eb = EncodedNumber(b.text);
+    EXPECT_EQ(ea <=> eb, a <=> b) << a.text << " vs " << b.text;
+    std::string_view rest = ea;
+    IndexValue back;
+    ASSERT_TRUE(ReadIndexValue(&rest, &back)) << a.text;
+    EXPECT_TRUE(rest.empty());
+    EXPECT_EQ(back.text, a.text);
+  }
+  std::vector<Number> by_number = numbers, by_bytes = numbers;
+  std::sort(by_number.begin(), by_number.end());
+  std::sort(by_bytes.begin(), by_bytes.end(),
+            [](const Number& a, const Number& b) { return EncodedNumber(a.text) < EncodedNumber(b.text); });
+  EXPECT_EQ(by_number, by_bytes);
+}
+
+TEST(IndexKeyTest, StringsSortByUtf8BytesAndMayHoldNul) {
+  const std::vector<std::string> ascending = {"", std::string("a\0", 2), std::string("a\0b", 3), "a", "ab", "alarm",
+                                              "b", "\xc3\xa9t\xc3\xa9"};
+  std::vector<std::string> encoded;
+  for (const std::string& s : ascending) {
+    std::string out;
+    AppendIndexValue({false, s}, &out);
+    encoded.push_back(out);
+  }
+  // Sorting the encodings gives the encodings of the sorted strings (std::string compares bytes).
+  std::vector<std::string> sorted = ascending;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::string> sorted_encoded = encoded;
+  std::sort(sorted_encoded.begin(), sorted_encoded.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    std::string out;
+    AppendIndexValue({false, sorted[i]}, &out);
+    EXPECT_EQ(out, sorted_encoded[i]) << i;
+  }
+}
+
+TEST(IndexKeyTest, KeysRoundTripAndAPartitionIsOnePrefix) {
+  const std::string key = EncodeIndexKey("hot_by_hour", "2026-06-23T08#3", {true, "-12.5"}, "dev-1",
+                                         "2026-06-23T08:00:00.000000000Z");
+  EXPECT_TRUE(key.starts_with(IndexPartitionPrefix("hot_by_hour", "2026-06-23T08#3")));
+  EXPECT_TRUE(key.starts_with(IndexPrefix("hot_by_hour")));
+  EXPECT_FALSE(key.starts_with(IndexPartitionPrefix("hot_by_hour", "2026-06-23T08#")));
+  IndexKey parts;
+  ASSERT_TRUE(DecodeIndexKey(key, &parts));
+  EXPECT_EQ(parts.index_name, "hot_by_hour");
+  EXPECT_EQ(parts.partition, "2026-06-23T08#3");
+  EXPECT_EQ(parts.sort, (IndexValue{true, "-12.5"}));
+  EXPECT_EQ(parts.device_id, "dev-1");
+  EXPECT_EQ(parts.sort_key, "2026-06-23T08:00:00.000000000Z");
+  EXPECT_FALSE(DecodeIndexKey(EncodeKey("dev-1", "2026-06-23T08:00:00.000000000Z"), &parts));
+  EXPECT_FALSE(DecodeIndexKey(key.substr(0, 20), &parts));
 }
 
 }  // namespace

@@ -372,5 +372,165 @@ TEST_F(StoreTest, CompactedFilesCarryNoFilterAndPointReadsStillWork) {
   EXPECT_TRUE(store_->Get("d999", batch[0].sort_key, &got).IsNotFound());
 }
 
+
+// Index entries as stored: "device sortKey sortValue" per entry of one index partition, in order.
+class IndexedStoreTest : public StoreTest {
+ protected:
+  void SetUp() override {
+    StoreTest::SetUp();
+    options_.indexes = {IndexSpec{.name = "hot_by_hour", .sort_attribute = "temperature"},
+                        IndexSpec{.name = "by_status", .partition = IndexPartition::kAttribute,
+                                  .partition_attribute = "status", .sort = IndexSort::kReadingTs}};
+  }
+  std::vector<std::string> Entries(std::string_view index, std::string_view partition) {
+    std::vector<std::string> out;
+    auto it = store_->NewIndexIterator(index, partition, "", "");
+    const std::string prefix = IndexPartitionPrefix(index, partition);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      IndexKey key;
+      EXPECT_TRUE(DecodeIndexKey(prefix + std::string(it->sort_key()), &key));
+      out.push_back(std::string(key.device_id) + " " + std::string(key.sort_key.substr(11, 8)) + " " + key.sort.text);
+    }
+    EXPECT_TRUE(it->status().ok());
+    return out;
+  }
+  static Reading With(Reading r, std::string status) {
+    r.attributes.push_back({"status", std::move(status)});
+    return r;
+  }
+};
+
+TEST_F(IndexedStoreTest, EntriesAreWrittenWithTheReadingInNumericOrderAndSparse) {
+  Open();
+  std::vector<Reading> batch = {Make("a", "2026-06-23T08:00:00Z", 31.5), Make("b", "2026-06-23T08:01:00Z", -4),
+                                Make("c", "2026-06-23T08:02:00Z", 100), Make("d", "2026-06-23T09:00:00Z", 7),
+                                With(Make("e", "2026-06-23T08:03:00Z", 5), "alarm")};
+  batch.push_back(Reading{"f", batch[0].sort_key, {{"humidity", Number(40)}}});  // no temperature: not indexed
+  batch.push_back(Reading{"g", batch[0].sort_key, {{"temperature", std::string("hot")}}});  // not a number
+  ASSERT_TRUE(store_->Write(batch).ok());
+  EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T08"),
+            (std::vector<std::string>{"b 08:01:00 -4", "e 08:03:00 5", "a 08:00:00 31.5", "c 08:02:00 100"}));
+  EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T09"), (std::vector<std::string>{"d 09:00:00 7"}));
+  EXPECT_EQ(Entries("by_status", "alarm"), (std::vector<std::string>{"e 08:03:00 2026-06-23T08:03:00.000000000Z"}));
+  // The entry carries the reading's value.
+  auto it = store_->NewIndexIterator("by_status", "alarm", "", "");
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  std::vector<Attribute> attributes;
+  ASSERT_TRUE(DecodeAttributes(it->encoded_attributes(), &attributes).ok());
+  EXPECT_EQ(attributes.size(), 2u);
+}
+
+TEST_F(IndexedStoreTest, AnOverwriteWithOtherValuesLeavesNoStaleEntry) {
+  Open();
+  ASSERT_TRUE(store_->Put(With(Make("a", "2026-06-23T08:00:00Z", 20), "alarm")).ok());
+  ASSERT_TRUE(store_->Put(Make("a", "2026-06-23T08:05:00Z", 21)).ok());
+  // The older reading is overwritten (not the device's newest: its prior is read).
+  ASSERT_TRUE(store_->Put(With(Make("a", "2026-06-23T08:00:00Z", 35), "ok")).ok());
+  EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T08"), (std::vector<std::string>{"a 08:05:00 21", "a 08:00:00 35"}));
+  EXPECT_TRUE(Entries("by_status", "alarm").empty());
+  EXPECT_EQ(Entries("by_status", "ok").size(), 1u);
+  // Overwritten without the attribute: the entry goes, and with the same value it stays once.
+  ASSERT_TRUE(store_->Put(Reading{"a", Make("a", "2026-06-23T08:00:00Z", 0).sort_key, {}}).ok());
+  EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T08"), (std::vector<std::string>{"a 08:05:00 21"}));
+  ASSERT_TRUE(store_->Put(Make("a", "2026-06-23T08:05:00Z", 21)).ok());
+  EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T08"), (std::vector<std::string>{"a 08:05:00 21"}));
+  // A key written twice in one batch keeps only its last write's entry; and after a reopen
+  // (nothing in memory) an overwrite still finds its prior.
+  ASSERT_TRUE(store_->Write(std::vector<Reading>{Make("b", "2026-06-23T08:10:00Z", 1), Make("b", "2026-06-23T08:10:00Z", 2)}).ok());
+  store_.reset();
+  Open();
+  ASSERT_TRUE(store_->Put(Make("a", "2026-06-23T08:05:00Z", 22)).ok());
+  EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T08"), (std::vector<std::string>{"b 08:10:00 2", "a 08:05:00 22"}));
+}
+
+TEST_F(IndexedStoreTest, ShardsSpreadOnePartitionValue) {
+  options_.indexes[0].shards = 4;
+  Open();
+  std::vector<Reading> batch;
+  for (int i = 0; i < 40; ++i) batch.push_back(Make("d" + std::to_string(i), "2026-06-23T08:00:00Z", i));
+  ASSERT_TRUE(store_->Write(batch).ok());
+  std::size_t total = 0;
+  for (int shard = 0; shard < 4; ++shard) {
+    const std::size_t n = Entries("hot_by_hour", "2026-06-23T08#" + std::to_string(shard)).size();
+    EXPECT_GT(n, 0u) << shard;
+    total += n;
+  }
+  EXPECT_EQ(total, 40u);
+  EXPECT_TRUE(Entries("hot_by_hour", "2026-06-23T08").empty());
+}
+
+TEST_F(IndexedStoreTest, RetentionDropsEntriesWithTheirReadings) {
+  options_.retention = std::chrono::hours(24 * 30);
+  Open();
+  const auto now = std::chrono::system_clock::now();
+  const std::string old_ts = date::format("%FT%TZ", date::floor<std::chrono::seconds>(now - std::chrono::hours(24 * 31)));
+  const std::string new_ts = date::format("%FT%TZ", date::floor<std::chrono::seconds>(now));
+  ASSERT_TRUE(store_->Put(With(Make("a", old_ts, 1), "alarm")).ok());
+  ASSERT_TRUE(store_->Put(With(Make("a", new_ts, 2), "alarm")).ok());
+  EXPECT_EQ(Entries("by_status", "alarm").size(), 2u);
+  ASSERT_TRUE(store_->CompactAll().ok());
+  ASSERT_EQ(Entries("by_status", "alarm").size(), 1u);
+  EXPECT_EQ(Entries("by_status", "alarm")[0].substr(0, 2), "a ");
+  EXPECT_EQ(Entries("hot_by_hour", new_ts.substr(0, 13)).size(), 1u);
+  EXPECT_TRUE(Entries("hot_by_hour", old_ts.substr(0, 13)).empty());
+}
+
+
+// Waits (30 s at most) until every index is built; false if one is not by then.
+bool AllBuilt(const Store& store) {
+  for (int i = 0; i < 3000; ++i) {
+    const auto indexes = store.Indexes();
+    if (std::all_of(indexes.begin(), indexes.end(), [](const IndexStatus& s) { return s.active; })) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST_F(IndexedStoreTest, AnIndexAddedToAPopulatedStoreIsBackfilledAcrossARestartAndDroppedWhenRemoved) {
+  const std::vector<IndexSpec> declared = options_.indexes;
+  options_.indexes.clear();
+  Open();
+  std::vector<Reading> batch;
+  for (int i = 0; i < 3000; ++i) {
+    batch.push_back(With(Make("d" + std::to_string(i % 50), "2026-06-23T08:00:00." + std::to_string(100000 + i) + "Z", i),
+                         i % 3 == 0 ? "alarm" : "ok"));
+  }
+  ASSERT_TRUE(store_->Write(batch).ok());
+  store_.reset();
+
+  // Declared now: built one reading per batch in the background, stopped by a close at once
+  // (3000 batches cannot all have run), so the next open must go on from its recorded state.
+  options_.indexes = declared;
+  options_.index_backfill_batch = 1;
+  Open();
+  auto first = store_->Indexes();
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_FALSE(first[0].active);
+  // A write meanwhile is indexed by the write path itself.
+  ASSERT_TRUE(store_->Put(With(Make("late", "2026-06-23T08:30:00Z", 1), "alarm")).ok());
+  store_.reset();
+  Open();
+  const auto resumed = store_->Indexes();
+  EXPECT_FALSE(resumed[0].active) << "the backfill finished before the close: nothing was resumed";
+  ASSERT_TRUE(AllBuilt(*store_));
+  EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T08").size(), 3001u);
+  EXPECT_EQ(Entries("by_status", "alarm").size(), 1001u);
+  EXPECT_EQ(store_->Indexes()[0].built, 1.0);
+  store_.reset();
+  Open();
+  EXPECT_TRUE(store_->Indexes()[0].active);  // ready stays ready
+
+  // Removed from the declarations: its entries go, the readings stay.
+  options_.indexes = {declared[1]};
+  store_.reset();
+  Open();
+  EXPECT_EQ(store_->Stats().dropped_indexes, std::vector<std::string>{"hot_by_hour"});
+  EXPECT_TRUE(Entries("hot_by_hour", "2026-06-23T08").empty());
+  EXPECT_EQ(Entries("by_status", "alarm").size(), 1001u);
+  EXPECT_EQ(SortKeys("d0").size(), 60u);
+  EXPECT_EQ(SortKeys("late").size(), 1u);
+}
+
 }  // namespace
 }  // namespace readingsd::storage

@@ -1,10 +1,10 @@
-// Hash64: the string hash the metrics sketches use.
+// Hash64: the stable string hash of the metrics sketches and of index shards.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-namespace readingsd::metrics {
+namespace readingsd {
 
 // FNV-1a over the bytes, then the MurmurHash3 fmix64 finalizer.
 //
@@ -28,4 +28,4 @@ inline std::uint64_t Hash64(std::string_view bytes) {
   return h;
 }
 
-}  // namespace readingsd::metrics
+}  // namespace readingsd

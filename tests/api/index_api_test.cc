@@ -1,0 +1,95 @@
+// GET /v1/indexes/{name}/readings and the refusal of GET /v1/readings, over real HTTP and a
+// real store with declared indexes.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/api/served.h"
+
+namespace readingsd::test {
+namespace {
+
+using nlohmann::json;
+
+// The fixture's readings (a1: 60 at 08:MM, temperature 20 + 0.5 i; a10: 3 at 08:00..02, 99)
+// and three more hours of a2, so that a window spans buckets.
+class IndexApiTest : public HttpServerTest {
+ protected:
+  void SetUp() override {
+    indexes_ = {storage::IndexSpec{.name = "hot_by_hour", .sort_attribute = "temperature", .shards = 3},
+                storage::IndexSpec{.name = "by_status", .partition = storage::IndexPartition::kAttribute,
+                                   .partition_attribute = "status", .sort = storage::IndexSort::kReadingTs}};
+    HttpServerTest::SetUp();
+    std::vector<storage::Reading> more;
+    for (int h = 9; h <= 11; ++h) {
+      more.push_back(MakeReading("a2", "2026-06-23T" + std::string(h < 10 ? "0" : "") + std::to_string(h) + ":30:00.000000000Z",
+                                {{"temperature", 40.0 + h}}));
+    }
+    ASSERT_TRUE(store_->Write(more).ok());
+    StartServer();
+  }
+  json GetJson(const std::string& target, int want_status = 200) {
+    HttpResult r = Get(port(), target);
+    EXPECT_EQ(r.status, want_status) << target << ": " << r.body;
+    return json::parse(r.body);
+  }
+};
+
+TEST_F(IndexApiTest, AWindowOfManyBucketsWithASortConditionPagedByOneCursor) {
+  const std::string base = "/v1/indexes/hot_by_hour/readings?from=2026-06-23T08:50:00Z&to=2026-06-23T11:00:00Z&gt=45";
+  json all = GetJson(base);
+  // 08: a1 minutes 51..59 (45.5 .. 49.5) then a10's 99s fall before 08:50 (outside the window);
+  // 09: 49; 10: 50; 11:30 is after the window.
+  std::vector<std::string> temperatures;
+  for (const json& item : all["items"]) temperatures.push_back(item["temperature"].dump());
+  EXPECT_EQ(temperatures, (std::vector<std::string>{"45.5", "46", "46.5", "47", "47.5", "48", "48.5", "49", "49.5",
+                                                    "49", "50"}));
+  EXPECT_EQ(all["count"], 11);
+  EXPECT_EQ(all["scannedCount"], 15);  // a10's three and a2's 11:30 are read, dropped by the window
+  EXPECT_FALSE(all.contains("nextCursor"));
+  EXPECT_TRUE(all["items"][0]["readingHour"].get<std::string>().starts_with("2026-06-23T08#"));
+
+  std::vector<std::string> paged;
+  std::string cursor;
+  for (int pages = 0; pages < 20; ++pages) {
+    json page = GetJson(base + "&limit=4" + (cursor.empty() ? "" : "&cursor=" + cursor));
+    for (const json& item : page["items"]) paged.push_back(item["temperature"].dump());
+    if (!page.contains("nextCursor")) break;
+    cursor = page["nextCursor"];
+  }
+  EXPECT_EQ(paged, temperatures);
+
+  json desc = GetJson(base + "&order=desc&limit=3");  // 11:30 (read, outside the window), 50, 49
+  EXPECT_EQ(desc["items"][0]["temperature"].dump(), "50");
+  EXPECT_EQ(desc["items"][1]["temperature"].dump(), "49");
+}
+
+TEST_F(IndexApiTest, AStringPartitionAndErrors) {
+  json warn = GetJson("/v1/indexes/by_status/readings?value=warn&ge=2026-06-23T08:10&le=2026-06-23T08:14:00Z");
+  ASSERT_EQ(warn["items"].size(), 2u);
+  EXPECT_EQ(warn["items"][0]["readingTs"], SampleSortKey(11));
+  EXPECT_FALSE(warn["items"][0].contains("readingHour"));
+
+  EXPECT_EQ(GetJson("/v1/indexes/nope/readings?value=x", 404)["error"]["code"], "NotFound");
+  EXPECT_EQ(GetJson("/v1/indexes/by_status/readings", 400)["error"]["code"], "InvalidParameter");
+  EXPECT_EQ(GetJson("/v1/indexes/hot_by_hour/readings?from=2026-06-23", 400)["error"]["code"], "InvalidParameter");
+  EXPECT_EQ(GetJson("/v1/indexes/hot_by_hour/readings?from=2026-06-23&to=2026-06-24&gt=warm", 400)["error"]["code"],
+            "InvalidParameter");
+  EXPECT_EQ(GetJson("/v1/indexes/hot_by_hour/readings?from=2026-06-23&to=2026-06-24&cursor=AAAA", 400)["error"]["code"],
+            "InvalidParameter");
+}
+
+TEST_F(IndexApiTest, AFleetWideQuestionWithoutAnIndexIsRefusedNamingOne) {
+  json refused = GetJson("/v1/readings?from=2026-06-23&to=2026-06-24&filter=humidity%20%3E%2030", 400);
+  EXPECT_EQ(refused["error"]["code"], "IndexRequired");
+  const std::string message = refused["error"]["message"];
+  EXPECT_NE(message.find("[[index]] name = \"humidity_by_hour\", partition = \"readingHour\", sort = \"humidity\""),
+            std::string::npos)
+      << message;
+  json use = GetJson("/v1/readings?filter=temperature%20%3E%2030", 400);
+  EXPECT_NE(use["error"]["message"].get<std::string>().find("GET /v1/indexes/hot_by_hour/readings"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace readingsd::test
