@@ -1,5 +1,5 @@
 // End to end with a real Prometheus server (Debian package `prometheus`) whose only data source
-// is readingsd, through the remote_read block README documents: PromQL over the readings,
+// is readingsd, configured with the shipped config/prometheus-readingsd.yml: PromQL over the readings,
 // through Prometheus' HTTP API and `promtool query range`, must agree with readingsd's own
 // aggregate endpoint, and the device matchers must select the right devices.
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,24 @@ void WriteReadings(const std::string& data_dir) {
   ASSERT_TRUE(s.ok()) << s.ToString();
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The shipped Prometheus config, pointed at readingsd's `port`.
+std::string ShippedConfig(int port) {
+  std::string config = ReadFile(READINGSD_SHIPPED_PROMETHEUS_YML);
+  const std::string shipped = "127.0.0.1:8080";
+  for (auto at = config.find(shipped); at != std::string::npos; at = config.find(shipped, at)) {
+    config.replace(at, shipped.size(), "127.0.0.1:" + std::to_string(port));
+  }
+  EXPECT_NE(config.find("remote_read:"), std::string::npos);
+  return config;
+}
+
 class PrometheusRemoteReadTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -73,7 +92,7 @@ class PrometheusRemoteReadTest : public ::testing::Test {
     daemon_ = std::make_unique<Daemon>(DaemonOptions{.broker_port = broker_->port()});
     WriteReadings(daemon_->data_dir());
     daemon_->Start();
-    prometheus_ = std::make_unique<PrometheusServer>(PrometheusServer::RemoteReadConfig(daemon_->http_port()));
+    prometheus_ = std::make_unique<PrometheusServer>(ShippedConfig(daemon_->http_port()));
   }
 
   // The devices of an instant query's series at the end of the day.
@@ -147,11 +166,9 @@ TEST_F(PrometheusRemoteReadTest, AvgOverTimeEqualsTheNativeAggregate) {
                     {},
                     dir.File("out")});
   ASSERT_EQ(promtool.Wait(std::chrono::seconds(60)), 0);
-  std::ifstream in(dir.File("out"));
-  std::stringstream text;
-  text << in.rdbuf();
-  const json matrix = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  ASSERT_TRUE(matrix.is_array() && matrix.size() == 1) << text.str();
+  const std::string out = ReadFile(dir.File("out"));
+  const json matrix = json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(matrix.is_array() && matrix.size() == 1) << out;
   ExpectMatchesNative(native, matrix[0]["values"], "promtool");
 }
 
@@ -172,6 +189,64 @@ TEST_F(PrometheusRemoteReadTest, MatchersSelectTheRightDevices) {
                                           "&time=" + std::to_string(kDayStart + 86400))
                 .value_or(json())["result"][0]["value"][1],
             "1235");
+}
+
+// /api/v1/series lists the devices, as Grafana's label_values(temperature, device) asks for
+// them. (Over remote read, Prometheus answers /api/v1/labels and /label/<name>/values with
+// nothing and the warning "not implemented": the dashboard lists devices with a query instead.)
+TEST_F(PrometheusRemoteReadTest, SeriesEndpointListsTheDevices) {
+  const std::string range = "&start=" + std::to_string(kDayStart) + "&end=" + std::to_string(kDayStart + 86400);
+  std::string error;
+  auto data = prometheus_->Api("series", "match[]=temperature" + range, &error);
+  ASSERT_TRUE(data.has_value()) << error;
+  std::set<std::string> devices;
+  for (const json& series : *data) devices.insert(series.value("device", "?"));
+  EXPECT_EQ(devices, (std::set<std::string>{"a1b2", "a1b3", "a2", "b1b2"}));
+}
+
+// Every query of the shipped Grafana dashboard, with its variables set as Grafana sets them, runs
+// in Prometheus: the device list and the device's panels over the readings, the hot-partition
+// panels over the scraped /metrics (reads show once the queries above have read partitions).
+TEST_F(PrometheusRemoteReadTest, ShippedDashboardQueriesAnswer) {
+  const json dashboard = json::parse(ReadFile(READINGSD_SHIPPED_DASHBOARD));
+  const auto substitute = [](std::string expr) {
+    for (const auto& [variable, value] : std::vector<std::pair<std::string, std::string>>{
+             {"${metric}", "temperature"}, {"$metric", "temperature"}, {"$device", "a1b2"}, {"$__range", "1d"}}) {
+      for (auto at = expr.find(variable); at != std::string::npos; at = expr.find(variable, at)) {
+        expr.replace(at, variable.size(), value);
+      }
+    }
+    return expr;
+  };
+  const std::string day_end = "&time=" + std::to_string(kDayStart + 86400);
+  std::string error;
+  for (const json& variable : dashboard["templating"]["list"]) {
+    if (variable["type"] != "query") continue;
+    std::string expr = substitute(variable["query"]["query"].get<std::string>());
+    ASSERT_TRUE(expr.starts_with("query_result(") && expr.ends_with(")")) << expr;
+    expr = expr.substr(13, expr.size() - 14);
+    EXPECT_EQ(Devices(expr), (std::set<std::string>{"a1b2", "a1b3", "a2", "b1b2"})) << expr;
+  }
+  std::size_t targets = 0;
+  for (const json& panel : dashboard["panels"]) {
+    for (const json& target : panel["targets"]) {
+      ++targets;
+      const std::string expr = substitute(target["expr"].get<std::string>());
+      ASSERT_EQ(expr.find('$'), std::string::npos) << expr;
+      if (expr.find("readingsd_partition_reads") != std::string::npos) {
+        EXPECT_TRUE(WaitUntil([&] { return !prometheus_->Query(expr).value_or(json::array()).empty(); },
+                              std::chrono::seconds(30)))
+            << expr;
+      } else if (expr.find("readingsd_") != std::string::npos) {
+        EXPECT_TRUE(prometheus_->Query(expr).has_value()) << expr;
+      } else {
+        auto data = prometheus_->Api("query", "query=" + UrlEncode(expr) + day_end, &error);
+        ASSERT_TRUE(data.has_value()) << expr << ": " << error;
+        EXPECT_FALSE((*data)["result"].empty()) << expr;
+      }
+    }
+  }
+  EXPECT_EQ(targets, 8u);
 }
 
 }  // namespace

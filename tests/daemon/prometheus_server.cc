@@ -48,14 +48,6 @@ std::string PrometheusServer::ScrapeConfig(int port) {
          std::to_string(port) + "']\n";
 }
 
-std::string PrometheusServer::RemoteReadConfig(int port) {
-  return "remote_read:\n"
-         "  - url: http://127.0.0.1:" +
-         std::to_string(port) +
-         "/api/v1/read\n"
-         "    read_recent: true\n";
-}
-
 PrometheusServer::PrometheusServer(const std::string& config) : dir_("readingsd-prometheus") {
   {
     std::ofstream yml(dir_.File("prometheus.yml"));

@@ -30,8 +30,6 @@ class PrometheusServer {
 
   // A scrape config of one job, readingsd, scraping 127.0.0.1:`port` every second.
   static std::string ScrapeConfig(int port);
-  // The remote_read block of README and config/prometheus-remote-read.yml, pointed at `port`.
-  static std::string RemoteReadConfig(int port);
 
   int port() const { return port_; }
   std::string log() const;
