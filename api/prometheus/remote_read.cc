@@ -118,6 +118,9 @@ class SampleSink final : public query::ItemSink {
 
   void Add(std::string_view sort_key, std::string_view, std::span<const storage::AttributeView> attributes) override {
     const int64_t ms = storage::SortKeyMillis(sort_key);
+    // A range beyond years 0000-9999 was clamped to the first or last sort key, whose reading
+    // may then lie outside it.
+    if (ms < query_.start_ms || ms > query_.end_ms) return;
     for (const storage::AttributeView& attribute : attributes) {
       double value = 0;
       if (const auto* n = std::get_if<storage::NumberView>(&attribute.value)) {

@@ -80,6 +80,8 @@ class RemoteReadApiTest : public HttpServerTest {
                         MakeReading("x9", "2026-06-23T08:00:00.000100000Z",
                                     {{"temp-c", 1.0}, {"temp_c", 3.0}, {"2nd", 2.0}}),
                         MakeReading("x9", "2026-06-23T08:00:00.000900000Z", {{"temp-c", 5.0}}),
+                        MakeReading("far", "0000-01-01T00:00:00.000000000Z", {{"far", 1.0}}),
+                        MakeReading("far", "9999-12-31T23:59:59.999999999Z", {{"far", 2.0}}),
                     })
                     .ok());
     StartServer();
@@ -166,6 +168,19 @@ TEST_F(RemoteReadApiTest, TimeRangeIsInclusiveMilliseconds) {
   EXPECT_TRUE(Read(minute5 + 1, minute5 + kMinuteMs - 1, {{EQ, "__name__", "temperature"}}).empty());
 }
 
+// Prometheus' milliseconds reach far beyond years 0000-9999: such a range is clamped to the
+// sort keys', yet answers no sample outside it (found by fuzz_remote_read_request).
+TEST_F(RemoteReadApiTest, RangesBeyondTheSortKeysHoldNothingOutside) {
+  const std::vector<M> far = {{EQ, "__name__", "far"}};
+  EXPECT_EQ(Read(INT64_MIN, INT64_MAX, far).begin()->second.samples.size(), 2u);
+  EXPECT_TRUE(Read(INT64_MAX - 1, INT64_MAX, far).empty());
+  EXPECT_TRUE(Read(INT64_MIN, INT64_MIN + 1, far).empty());
+  const int64_t last = storage::SortKeyMillis("9999-12-31T23:59:59.999999999Z");
+  EXPECT_EQ(Read(last, INT64_MAX, far).begin()->second.samples,
+            (std::vector<std::pair<int64_t, double>>{{last, 2}}));
+  EXPECT_TRUE(Read(last + 1, INT64_MAX, far).empty());
+}
+
 TEST_F(RemoteReadApiTest, BooleansAreZeroOrOneAndStringsAreNoSeries) {
   const auto series = Read(kA1StartMs, kA1StartMs + 5 * kMinuteMs, {{EQ, "device", "a1"}});
   EXPECT_EQ(series.size(), 2u);
@@ -191,7 +206,7 @@ TEST_F(RemoteReadApiTest, EveryMatcherTypeOnDeviceAndName) {
             (std::set<std::string>{"humidity{device=b2}", "temperature{device=a10}"}));
   EXPECT_EQ(Names({{NEQ, "__name__", "temperature"}, {RE, "device", "[ab].*"}}),
             (std::set<std::string>{"door{device=a1}", "humidity{device=b2}"}));
-  EXPECT_EQ(Names({{NRE, "__name__", "temp.*|door|humidity|v"}, {NRE, "device", "x9"}}), std::set<std::string>{});
+  EXPECT_EQ(Names({{NRE, "__name__", "temp.*|door|humidity|v"}, {NRE, "device", "x9|far"}}), std::set<std::string>{});
   EXPECT_TRUE(Names({temperature, {EQ, "device", "nosuch"}}).empty());
   EXPECT_TRUE(Names({temperature, {EQ, "device", "not a device id"}}).empty());
   EXPECT_TRUE(Names({temperature, {RE, "device", ""}}).empty());
