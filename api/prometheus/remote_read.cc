@@ -47,7 +47,7 @@ MatchType TypeOf(LabelMatcher::Type type) {
   }
 }
 
-// An attribute as a series name, decided once per request for every name met.
+// An attribute as a series name, decided once per query for every attribute name met.
 struct SeriesName {
   std::string metric;
   bool renamed = false;
