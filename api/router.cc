@@ -10,6 +10,10 @@ Status Router::Make(const RouterOptions& options, const storage::Store* store, R
   if (!store) return Status::InvalidArgument("no store");
   if (options.read_helpers < 0) return Status::InvalidArgument("read_helpers must not be negative");
   if (options.limits.max_limit < 1) return Status::InvalidArgument("max_limit must be at least 1");
+  if (options.remote_read.max_queries < 1 || options.remote_read.max_series < 1 || options.remote_read.max_samples < 1 ||
+      options.remote_read.max_scanned < 1) {
+    return Status::InvalidArgument("every remote read cap must be at least 1");
+  }
   if (options.table_name.empty()) return Status::InvalidArgument("table_name must not be empty");
   if (options.region.empty()) return Status::InvalidArgument("region must not be empty");
   if (Status s = write::ValidateOptions(options.write); !s.ok()) return s;
@@ -54,6 +58,7 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
     return res;
   }
   if (path == "/") return dynamodb::HandleRequest(DynamoDbContext(), request, endpoint);
+  if (path == "/api/v1/read") return prometheus::HandleRequest(prometheus::Context{read_, options_.remote_read}, request, endpoint);
   if (write::IsWriteRequest(request)) return write::HandleRequest(write::Context{options_.write, write_}, request, endpoint);
   return native::HandleRequest(native::Context{read_, ops_}, request, endpoint);
 }

@@ -1,7 +1,7 @@
 // api: the HTTP APIs readingsd answers, and the Router, the one http::Handler the daemon serves.
 // The Router checks credentials and sends `/` to the DynamoDB-compatible API (api/dynamodb/),
-// writes to the write API (api/write/), everything else to the native API (api/native/). It
-// knows no API's parameters.
+// /api/v1/read to Prometheus' remote read (api/prometheus/), writes to the write API
+// (api/write/), everything else to the native API (api/native/). It knows no API's parameters.
 #pragma once
 
 #include <atomic>
@@ -14,6 +14,7 @@
 
 #include "api/dynamodb/dynamodb.h"
 #include "api/native/native.h"
+#include "api/prometheus/prometheus.h"
 #include "api/write/write.h"
 #include "base/status.h"
 #include "http/auth.h"
@@ -30,6 +31,7 @@ struct RouterOptions {
   // clients that cannot send one, a SigV4 Authorization header whose access key id is a token.
   std::vector<std::string> bearer_tokens;
   query::ReadLimits limits;
+  api::prometheus::RemoteReadLimits remote_read;  // POST /api/v1/read
   // Threads that read the later part of a long page while the request's thread reads the first
   // (query/read_helpers.h); 0 = every page is read by its request's thread alone.
   int read_helpers = 1;
@@ -45,8 +47,9 @@ struct RouterHooks {
   write::WriteHooks write;                       // the write API's readings and refusals
 };
 
-// Thread-safe. The endpoint names it reports: readings, latest, item, healthz, readyz, metrics,
-// dynamodb.<Op>, dynamodb.other, write.json, unauthorized, other.
+// Thread-safe. The endpoint names it reports: devices, readings, latest, item, aggregate,
+// index_readings, fleet_readings, healthz, readyz, metrics, prometheus.read, dynamodb.<Op>,
+// dynamodb.other, write.json, unauthorized, other.
 class Router final : public http::Handler {
  public:
   // `store` is not owned and must outlive the router. InvalidArgument for unusable options.

@@ -36,6 +36,7 @@ class ApiFixture {
     return api::dynamodb::Context{*read_, "readings", started_, "fuzz-request-id", "us-east-1"};
   }
   const query::ReadLimits& limits() const { return read_->limits; }
+  const storage::Store& store() const { return *store_; }
 
   ApiFixture(const ApiFixture&) = delete;
   ApiFixture& operator=(const ApiFixture&) = delete;

@@ -226,6 +226,31 @@ bool SortKeyAtWholeSeconds(int64_t seconds, std::string* sort_key) {
   return true;
 }
 
+int64_t SortKeyMillis(std::string_view sort_key) {
+  return WholeSeconds(sort_key).time_since_epoch().count() * 1000 + Digits(sort_key, 20, 3);
+}
+
+std::string SortKeyAtMillis(int64_t ms, bool last) {
+  // Floor division: millisecond -1 is in second -1.
+  int64_t seconds = ms / 1000;
+  int64_t millis = ms % 1000;
+  if (millis < 0) {
+    millis += 1000;
+    --seconds;
+  }
+  const date::sys_seconds utc{std::chrono::seconds(seconds)};
+  int nanos = static_cast<int>(millis) * 1'000'000 + (last ? 999'999 : 0);
+  std::string sort_key;
+  if (utc < kFirstSortKeySecond) {
+    WriteSortKeyNanos(kFirstSortKeySecond, 0, &sort_key);
+  } else if (utc > kLastSortKeySecond) {
+    WriteSortKeyNanos(kLastSortKeySecond, 999'999'999, &sort_key);
+  } else {
+    WriteSortKeyNanos(utc, nanos, &sort_key);
+  }
+  return sort_key;
+}
+
 std::string WholeSecondsTimestamp(int64_t seconds) {
   const date::sys_seconds utc =
       std::clamp(date::sys_seconds{std::chrono::seconds(seconds)}, kFirstSortKeySecond, kLastSortKeySecond);

@@ -93,6 +93,12 @@ std::string SortKeyAtSeconds(double seconds);
 // `seconds` (false when that is outside years 0000-9999).
 int64_t SortKeyWholeSeconds(std::string_view sort_key);  // `sort_key` as NormalizeTimestamp writes it
 bool SortKeyAtWholeSeconds(int64_t seconds, std::string* sort_key);
+// Milliseconds since 1970, exactly, for Prometheus' sample timestamps: the millisecond a sort key
+// falls in (the rest of its fraction dropped), and the sort key of the first (`last` false) or
+// the last (`last` true) nanosecond of millisecond `ms`, clamped to years 0000-9999 (so any int64,
+// as Prometheus sends for an unbounded range, gives a bound).
+int64_t SortKeyMillis(std::string_view sort_key);  // `sort_key` as NormalizeTimestamp writes it
+std::string SortKeyAtMillis(int64_t ms, bool last);
 // Second `seconds` as YYYY-MM-DDTHH:MM:SSZ, the short form a bucket start is shown in; clamped
 // to years 0000-9999 like SortKeyAtSeconds (a step aligned to 1970 may begin a bucket before
 // year 0000, and its readings are all at or after it).

@@ -6,134 +6,21 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <functional>
 #include <iostream>
-#include <optional>
-#include <sstream>
 #include <string>
-#include <thread>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "tests/daemon/daemon_harness.h"
+#include "tests/daemon/prometheus_server.h"
 #include "tests/support/mosquitto_broker.h"
-#include "tests/support/ports.h"
-#include "tests/support/process.h"
 #include "tests/support/publisher.h"
-#include "tests/support/temp_dir.h"
 
 namespace readingsd::test {
 namespace {
 
-using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 constexpr int kTopK = 20;
-constexpr const char* kPrometheusBinary = "/usr/bin/prometheus";
-
-std::string UrlEncode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-        c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
-// Polls `done` every 200 ms until it is true or `timeout` passes; returns the last result.
-bool WaitUntil(const std::function<bool()>& done, milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(200));
-  }
-}
-
-// A Prometheus server scraping one readingsd target every second.
-class PrometheusServer {
- public:
-  explicit PrometheusServer(int target_port) : dir_("readingsd-prometheus") {
-    {
-      std::ofstream yml(dir_.File("prometheus.yml"));
-      yml << "global:\n"
-             "  scrape_interval: 1s\n"
-             "  scrape_timeout: 1s\n"
-             "  evaluation_interval: 1m\n"
-             "scrape_configs:\n"
-             "  - job_name: readingsd\n"
-             "    static_configs:\n"
-             "      - targets: ['127.0.0.1:"
-          << target_port << "']\n";
-    }
-    StartOnFreePorts(1, [&](const std::vector<int>& ports) {
-      port_ = ports[0];
-      process_.emplace(ProcessOptions{{kPrometheusBinary, "--config.file=" + dir_.File("prometheus.yml"),
-                                       "--storage.tsdb.path=" + dir_.File("data"),
-                                       "--storage.tsdb.retention.time=1h",
-                                       "--web.listen-address=127.0.0.1:" + std::to_string(port_),
-                                       "--query.max-concurrency=2", "--log.level=warn"},
-                                      {},
-                                      dir_.File("prometheus.log")});
-      WaitUntil([&] { return !process_->Running() || Get(port_, "/-/ready").first == 200; }, seconds(30));
-      if (process_->Running() && Get(port_, "/-/ready").first == 200) return true;
-      process_.reset();
-      if (log().find("address already in use") != std::string::npos) {
-        std::filesystem::remove(dir_.File("prometheus.log"));  // the next try's log starts empty
-        return false;
-      }
-      throw std::runtime_error("prometheus did not become ready:\n" + log());
-    });
-  }
-
-  int port() const { return port_; }
-
-  std::string log() const {
-    std::ifstream in(dir_.File("prometheus.log"));
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
-  // data.result of an instant query (a vector's samples); nullopt when the query failed.
-  std::optional<nlohmann::json> Query(const std::string& promql) const {
-    auto [status, body] = Get(port_, "/api/v1/query?query=" + UrlEncode(promql));
-    if (status != 200) return std::nullopt;
-    auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded() || json.value("status", "") != "success") return std::nullopt;
-    return json["data"]["result"];
-  }
-
-  // The value of the first sample of an instant query; nullopt when the result is empty.
-  std::optional<double> Value(const std::string& promql) const {
-    auto result = Query(promql);
-    if (!result || !result->is_array() || result->empty()) return std::nullopt;
-    return std::stod((*result)[0]["value"][1].get<std::string>());
-  }
-
-  // Waits until the readingsd target has been scraped at least `scrapes` more times.
-  bool WaitForScrapes(int scrapes) const {
-    auto last = Value(R"(timestamp(up{job="readingsd"}))");
-    if (!last) return false;
-    const double after = *last + scrapes - 0.5;
-    return WaitUntil([&] { return Value(R"(timestamp(up{job="readingsd"}))").value_or(0) > after; },
-                     seconds(scrapes * 3 + 5));
-  }
-
- private:
-  TempDir dir_;
-  int port_ = 0;
-  std::optional<Process> process_;
-};
 
 std::vector<std::string> MetricsArgs() {
   return {"--metrics.top_k=" + std::to_string(kTopK), "--metrics.window_seconds=60"};
@@ -161,7 +48,7 @@ TEST(PrometheusE2E, SkewedStreamShowsHotPartitionAndLowCardinalityFlag) {
   MosquittoBroker broker;
   Daemon daemon({.broker_port = broker.port(), .extra_args = MetricsArgs()});
   daemon.Start();
-  PrometheusServer prometheus(daemon.http_port());
+  PrometheusServer prometheus(PrometheusServer::ScrapeConfig(daemon.http_port()));
   WaitForTargetUp(prometheus, daemon);
   ASSERT_EQ(prometheus.Value("readingsd_low_cardinality_partition_key"), 0.0);
 
@@ -228,7 +115,7 @@ TEST(PrometheusE2E, UniformStreamOverThousandDevicesKeepsFlagZeroAndSeriesBounde
   MosquittoBroker broker;
   Daemon daemon({.broker_port = broker.port(), .extra_args = MetricsArgs()});
   daemon.Start();
-  PrometheusServer prometheus(daemon.http_port());
+  PrometheusServer prometheus(PrometheusServer::ScrapeConfig(daemon.http_port()));
   WaitForTargetUp(prometheus, daemon);
 
   // The fixed set: everything the target exposes with zero partitions (plus Prometheus's own

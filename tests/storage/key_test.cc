@@ -8,6 +8,7 @@
 
 #include <date/date.h>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -177,6 +178,19 @@ TEST(SortKeyWholeSeconds, AreExactAndBack) {
   EXPECT_EQ(WholeSecondsTimestamp(1782201600), "2026-06-23T08:00:00Z");
   EXPECT_EQ(WholeSecondsTimestamp(-62167219200 - 86400), "0000-01-01T00:00:00Z");
   EXPECT_EQ(WholeSecondsTimestamp(1'000'000'000'000), "9999-12-31T23:59:59Z");
+}
+
+// Milliseconds exactly, both ways; a bound for any int64, however far outside years 0000-9999.
+TEST(SortKeyMillis, AreExactAndBack) {
+  EXPECT_EQ(SortKeyMillis("2026-06-23T08:00:00.123999999Z"), 1782201600123);
+  EXPECT_EQ(SortKeyMillis("1969-12-31T23:59:59.999500000Z"), -1);
+  EXPECT_EQ(SortKeyAtMillis(1782201600123, false), "2026-06-23T08:00:00.123000000Z");
+  EXPECT_EQ(SortKeyAtMillis(1782201600123, true), "2026-06-23T08:00:00.123999999Z");
+  EXPECT_EQ(SortKeyAtMillis(-1, false), "1969-12-31T23:59:59.999000000Z");
+  EXPECT_EQ(SortKeyMillis(SortKeyAtMillis(-1, true)), -1);
+  EXPECT_EQ(SortKeyAtMillis(INT64_MIN, false), "0000-01-01T00:00:00.000000000Z");
+  EXPECT_EQ(SortKeyAtMillis(INT64_MAX, true), "9999-12-31T23:59:59.999999999Z");
+  EXPECT_EQ(SortKeyAtMillis(INT64_MAX, false), "9999-12-31T23:59:59.999999999Z");
 }
 
 // One nanosecond either way, carrying across second, day, leap day and year; false past the
