@@ -1,5 +1,5 @@
 // api: the HTTP APIs readingsd answers, and the Router, the one http::Handler the daemon serves.
-// The Router checks credentials and sends `/` to the DynamoDB-compatible API (api/dynamodb/),
+// The Router serves the web page under /ui/ (api/ui/), checks credentials and sends `/` to the DynamoDB-compatible API (api/dynamodb/),
 // everything else to the native API (api/native/). It knows neither API's parameters.
 #pragma once
 
@@ -41,7 +41,7 @@ struct RouterHooks {
   query::PartitionReadHook on_partition_read;    // every query and get, of either API
 };
 
-// Thread-safe. The endpoint names it reports: readings, latest, item, healthz, readyz, metrics,
+// Thread-safe. The endpoint names it reports: ui, readings, latest, item, healthz, readyz, metrics,
 // dynamodb.<Op>, dynamodb.other, unauthorized, other.
 class Router final : public http::Handler {
  public:
@@ -49,7 +49,7 @@ class Router final : public http::Handler {
   static Status Make(const RouterOptions& options, const storage::Store* store, RouterHooks hooks,
                      std::unique_ptr<Router>* router);
 
-  // Only /healthz answers without credentials, and the 401 looks the same whatever was asked
+  // Only /healthz and the page's files under /ui/ answer without credentials, and the 401 looks the same whatever was asked
   // for; a request that says it is a DynamoDB call gets it in DynamoDB's shape, so AWS clients
   // print it.
   http::Response Handle(const http::Request& request, std::string_view* endpoint) override;
