@@ -1,7 +1,10 @@
 #include "api/router.h"
 
 #include <cstdio>
+#include <optional>
 #include <random>
+
+#include "api/ui/ui.h"
 
 namespace readingsd::api {
 
@@ -45,6 +48,13 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
   const std::string_view target = http::ToStd(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
   const bool dynamodb_call = request.count("X-Amz-Target") != 0;
+  // The page's files hold no data; the page asks for a token when the API answers 401.
+  if (request.method() == http::verb::get) {
+    if (std::optional<http::Response> file = ui::Serve(path, request.version(), request.keep_alive())) {
+      *endpoint = "ui";
+      return std::move(*file);
+    }
+  }
   // /ping, as InfluxDB's, tells nothing but that the server is up.
   if (path != "/healthz" && path != "/ping" && !authenticator_.Allows(request) &&
       !authenticator_.AllowsCredential(write::InfluxPassword(request))) {

@@ -1,7 +1,8 @@
 // api: the HTTP APIs readingsd answers, and the Router, the one http::Handler the daemon serves.
-// The Router checks credentials and sends `/` to the DynamoDB-compatible API (api/dynamodb/),
-// /api/v1/read to Prometheus' remote read (api/prometheus/), writes to the write API
-// (api/write/), everything else to the native API (api/native/). It knows no API's parameters.
+// The Router serves the web page under /ui/ (api/ui/), checks credentials and sends `/` to the
+// DynamoDB-compatible API (api/dynamodb/), /api/v1/read to Prometheus' remote read
+// (api/prometheus/), writes to the write API (api/write/), everything else to the native API
+// (api/native/). It knows no API's parameters.
 #pragma once
 
 #include <atomic>
@@ -47,16 +48,16 @@ struct RouterHooks {
   write::WriteHooks write;                       // the write API's readings and refusals
 };
 
-// Thread-safe. The endpoint names it reports: devices, readings, latest, item, aggregate,
+// Thread-safe. The endpoint names it reports: ui, devices, readings, latest, item, aggregate,
 // index_readings, fleet_readings, healthz, readyz, metrics, prometheus.read, dynamodb.<Op>,
-// dynamodb.other, write.json, unauthorized, other.
+// dynamodb.other, write.json, write.influx, write.influx2, unauthorized, other.
 class Router final : public http::Handler {
  public:
   // `store` is not owned and must outlive the router. InvalidArgument for unusable options.
   static Status Make(const RouterOptions& options, const storage::Store* store, RouterHooks hooks,
                      std::unique_ptr<Router>* router);
 
-  // Only /healthz answers without credentials, and the 401 looks the same whatever was asked
+  // Only /healthz and the page's files under /ui/ answer without credentials, and the 401 looks the same whatever was asked
   // for; a request that says it is a DynamoDB call gets it in DynamoDB's shape, so AWS clients
   // print it.
   http::Response Handle(const http::Request& request, std::string_view* endpoint) override;

@@ -1,0 +1,190 @@
+// The readingsd page: talks only to the public HTTP API. Every string from the API (device ids,
+// attribute names and values) is untrusted and goes into the page through textContent only.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+
+// The token is asked for only when the API answers 401, and kept for this tab only.
+async function api(path) {
+  const token = sessionStorage.getItem('readingsd-token');
+  const headers = token ? { Authorization: 'Bearer ' + token } : {};
+  const res = await fetch(path, { headers });
+  if (res.status === 401) {
+    $('token-form').hidden = false;
+    throw new Error('this daemon needs a bearer token');
+  }
+  if (!res.ok) throw new Error(path + ': ' + res.status + ' ' + (await res.text()));
+  return res;
+}
+
+function showError(e) {
+  $('error').hidden = false;
+  $('error').textContent = String(e.message || e);
+}
+
+function cell(tr, text) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  tr.appendChild(td);
+  return td;
+}
+
+function attributes(item) {
+  return Object.keys(item).filter((k) => k !== 'deviceId' && k !== 'readingTs');
+}
+
+function valuesText(item) {
+  return attributes(item).map((k) => k + '=' + JSON.stringify(item[k])).join(' ');
+}
+
+// "Usual" interval: the registry's (lastReadingTs - firstReadingTs) / (readings - 1), the mean
+// gap between a device's readings. A device is marked silent when the time since its last
+// reading exceeds ten of those gaps (and at least a minute); with fewer than two readings
+// there is no usual interval and the device is never marked.
+function silent(d, now) {
+  if (!(d.readings >= 2)) return false;
+  const first = Date.parse(d.firstReadingTs), last = Date.parse(d.lastReadingTs);
+  const usual = (last - first) / (d.readings - 1);
+  return now - last > Math.max(10 * usual, 60000);
+}
+
+let devicesCursor = null;
+
+async function loadDevices(more) {
+  const body = $('devices').tBodies[0];
+  if (!more) { body.replaceChildren(); devicesCursor = null; }
+  const q = new URLSearchParams({ limit: '50' });
+  if ($('prefix').value) q.set('prefix', $('prefix').value);
+  if (more && devicesCursor) q.set('cursor', devicesCursor);
+  const page = await (await api('/v1/devices?' + q)).json();
+  const now = Date.now();
+  for (const d of page.devices) {
+    const tr = document.createElement('tr');
+    if (silent(d, now)) tr.className = 'silent';
+    const a = document.createElement('a');
+    a.href = '#device=' + encodeURIComponent(d.deviceId);
+    a.textContent = d.deviceId;
+    cell(tr, '').appendChild(a);
+    cell(tr, d.lastReadingTs || '');
+    cell(tr, d.latest ? valuesText(d.latest) : '');
+    body.appendChild(tr);
+  }
+  devicesCursor = page.nextCursor || null;
+  $('devices-more').hidden = !devicesCursor;
+}
+
+// The top partitions by write units per second from the Prometheus text of /metrics.
+async function loadHot() {
+  const text = await (await api('/metrics')).text();
+  const rows = [];
+  let low = '';
+  for (const line of text.split('\n')) {
+    let m = line.match(/^readingsd_partition_write_units_per_second\{partition="((?:[^"\\]|\\.)*)"\} (\S+)/);
+    if (m) rows.push([m[1], Number(m[2])]);
+    m = line.match(/^readingsd_low_cardinality_partition_key(?:\{\})? (\S+)/);
+    if (m) low = Number(m[1]) === 1 ? 'yes' : 'no';
+  }
+  rows.sort((a, b) => b[1] - a[1]);
+  const body = $('hot').tBodies[0];
+  body.replaceChildren();
+  for (const [partition, wcu] of rows.slice(0, 10)) {
+    const tr = document.createElement('tr');
+    cell(tr, partition);
+    cell(tr, wcu.toFixed(2));
+    cell(tr, low);
+    body.appendChild(tr);
+  }
+}
+
+let device = null, readingsCursor = null, chart = null;
+
+function windowQuery() {
+  const q = new URLSearchParams();
+  q.set('from', new Date($('from').value + 'Z').toISOString());
+  q.set('to', new Date($('to').value + 'Z').toISOString());
+  return q;
+}
+
+function chosenAttributes() {
+  return [...$('attrs').querySelectorAll('input:checked')].map((i) => i.value);
+}
+
+async function openDevice(id) {
+  device = id;
+  $('fleet').hidden = true;
+  $('device').hidden = false;
+  $('device-id').textContent = id;
+  // The default window: the hour up to the device's newest reading.
+  const latest = (await (await api('/v1/devices/' + encodeURIComponent(id) + '/latest?n=1')).json()).items[0];
+  const to = latest ? Date.parse(latest.readingTs) + 1000 : Date.now();
+  $('to').value = new Date(to).toISOString().slice(0, 19);
+  $('from').value = new Date(to - 3600 * 1000).toISOString().slice(0, 19);
+  $('attrs').replaceChildren();
+  for (const name of latest ? attributes(latest) : []) {
+    const label = document.createElement('label');
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.value = name;
+    box.checked = typeof latest[name] === 'number';
+    label.append(box, ' ' + name + ' ');
+    $('attrs').appendChild(label);
+  }
+  await showWindow();
+}
+
+async function showWindow() {
+  readingsCursor = null;
+  $('readings').tBodies[0].replaceChildren();
+  await Promise.all([drawChart(), loadReadings()]);
+}
+
+async function drawChart() {
+  const names = chosenAttributes().filter((n) => n);
+  if (!names.length) return;
+  const q = windowQuery();
+  q.set('attributes', names.join(','));
+  q.set('limit', '1000');
+  const page = await (await api('/v1/devices/' + encodeURIComponent(device) + '/readings?' + q)).json();
+  const data = page.items.map((it) => [new Date(it.readingTs), ...names.map((n) => typeof it[n] === 'number' ? it[n] : null)]);
+  if (chart) chart.destroy();
+  chart = data.length ? new Dygraph($('chart'), data, { labels: ['time', ...names] }) : null;
+}
+
+async function loadReadings() {
+  const q = windowQuery();
+  q.set('limit', '20');
+  if (readingsCursor) q.set('cursor', readingsCursor);
+  const page = await (await api('/v1/devices/' + encodeURIComponent(device) + '/readings?' + q)).json();
+  const body = $('readings').tBodies[0];
+  body.replaceChildren();
+  for (const it of page.items) {
+    const tr = document.createElement('tr');
+    cell(tr, it.readingTs);
+    cell(tr, valuesText(it));
+    body.appendChild(tr);
+  }
+  readingsCursor = page.nextCursor || null;
+  $('readings-more').hidden = !readingsCursor;
+}
+
+function route() {
+  $('error').hidden = true;
+  const m = location.hash.match(/^#device=(.+)$/);
+  if (m) return openDevice(decodeURIComponent(m[1])).catch(showError);
+  $('device').hidden = true;
+  $('fleet').hidden = false;
+  return Promise.all([loadDevices(false), loadHot()]).catch(showError);
+}
+
+$('token-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  sessionStorage.setItem('readingsd-token', $('token').value);
+  $('token-form').hidden = true;
+  route();
+});
+$('search').addEventListener('submit', (e) => { e.preventDefault(); loadDevices(false).catch(showError); });
+$('devices-more').addEventListener('click', () => loadDevices(true).catch(showError));
+$('window').addEventListener('submit', (e) => { e.preventDefault(); showWindow().catch(showError); });
+$('readings-more').addEventListener('click', () => loadReadings().catch(showError));
+window.addEventListener('hashchange', route);
+route();
