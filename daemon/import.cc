@@ -342,7 +342,8 @@ class Importer {
 }  // namespace
 
 int Import(const config::Config& config, const ImportOptions& options) {
-  uint64_t total = 0;
+  uint64_t total = 0;  // bytes of every file, when each has a size
+  bool sized = true;
   std::vector<ImportFormat> formats;
   for (const std::string& file : options.files) {
     ImportFormat format = options.format != ImportFormat::kByExtension ? options.format : FormatOf(file);
@@ -352,13 +353,24 @@ int Import(const config::Config& config, const ImportOptions& options) {
       return kExitUsage;
     }
     formats.push_back(format);
+    if (file == "-") {
+      sized = false;
+      continue;
+    }
     std::error_code ec;
-    if (file != "-") total += std::filesystem::file_size(file, ec);
+    const std::filesystem::file_status status = std::filesystem::status(file, ec);
     if (ec) {
       std::fprintf(stderr, "readingsd import: %s: %s\n", file.c_str(), ec.message().c_str());
       return kExitIoErr;
     }
+    // A pipe (a FIFO, or bash's <(zcat history.csv.gz)) has no size: no percentage then.
+    if (std::filesystem::is_regular_file(status)) {
+      total += std::filesystem::file_size(file, ec);
+    } else {
+      sized = false;
+    }
   }
+  if (!sized) total = 0;
 
   std::unique_ptr<Sink> sink;
   std::unique_ptr<storage::Store> store;

@@ -5,6 +5,7 @@
 // counted by its reason, and nothing is stored twice.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <fstream>
@@ -206,33 +207,46 @@ TEST_F(WaysInTest, ImportThroughARunningDaemonStoresTheSame) {
 
 TEST_F(WaysInTest, KillNineDuringALargeImportThenRerunStoresEveryReadingOnce) {
   constexpr int kDevices = 20, kPerDevice = 20000;
-  {
-    std::ofstream csv(dir_.File("big.csv"));
-    csv << "device,time,temperature,status\n";
-    for (int s = 0; s < kPerDevice; ++s) {
-      for (int d = 0; d < kDevices; ++d) csv << "k" << d << "," << kHourStart + s << "," << s % 97 << ".25,ok\n";
+  std::string first_half, second_half;
+  for (int s = 0; s < kPerDevice; ++s) {
+    std::string& part = s < kPerDevice / 2 ? first_half : second_half;
+    for (int d = 0; d < kDevices; ++d) {
+      part += "k" + std::to_string(d) + "," + std::to_string(kHourStart + s) + "," + std::to_string(s % 97) + ".25,ok\n";
     }
   }
+  const std::string header = "device,time,temperature,status\n";
+  std::ofstream(dir_.File("big.csv")) << header << first_half << second_half;
   std::vector<std::string> devices;
   for (int d = 0; d < kDevices; ++d) devices.push_back("k" + std::to_string(d));
   const std::string data_dir = dir_.File("db");
-  const std::vector<std::string> argv = {ReadingsdBinary(), "--storage.data_dir=" + data_dir, "import", "--precision",
-                                         "s", "--batch", "2000", "--progress-seconds", "1", dir_.File("big.csv")};
+  auto argv_for = [&](const std::string& file) {
+    return std::vector<std::string>{ReadingsdBinary(), "--storage.data_dir=" + data_dir, "import", "--precision", "s",
+                                    "--batch", "2000", "--progress-seconds", "1", file};
+  };
   {
-    Process importer(ProcessOptions{argv, {}, dir_.File("first.out")});
-    // Kill it once it has written some, long before the end.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (ReadFile(dir_.File("first.out")).find("readings/s") == std::string::npos && importer.Running() &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // The first run reads a pipe fed a slice at a time, never past the first half, so it is
+    // surely mid-import when it is killed, however fast the machine.
+    ::signal(SIGPIPE, SIG_IGN);
+    const std::string fifo = dir_.File("half.csv");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    Process importer(ProcessOptions{argv_for(fifo), {}, dir_.File("first.out")});
+    std::ofstream pipe(fifo, std::ios::binary);
+    pipe << header;
+    constexpr std::size_t kSlice = 64 * 1024;
+    for (std::size_t at = 0; at < first_half.size() && importer.Running() &&
+                             ReadFile(dir_.File("first.out")).find("readings, 0 refused") == std::string::npos;
+         at += kSlice) {
+      pipe << first_half.substr(at, kSlice) << std::flush;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    ASSERT_TRUE(importer.Running()) << "finished before it could be killed: " << ReadFile(dir_.File("first.out"));
+    ASSERT_TRUE(importer.Running()) << ReadFile(dir_.File("first.out"));
     importer.Kill(SIGKILL);
     EXPECT_EQ(importer.Wait(std::chrono::seconds(10)), 128 + SIGKILL);
   }
   const std::size_t after_kill = StoredKeys(data_dir, devices).size();
   EXPECT_GT(after_kill, 0u);
   EXPECT_LT(after_kill, static_cast<std::size_t>(kDevices * kPerDevice));
+  const std::vector<std::string> argv = argv_for(dir_.File("big.csv"));
   auto [status, out] = RunReadingsd({argv.begin() + 1, argv.end()});
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("imported " + std::to_string(kDevices * kPerDevice) + " readings"), std::string::npos) << out;

@@ -61,7 +61,7 @@ EXPECT = [
     (r"/v1/readings -d '\[", r'"written":1,"rejected":\[\{"index":1,"reason":"invalid_timestamp"'),
     (r"^\./build/readingsd import a1b2\.csv$", r"imported 3 readings from 1 file"),
     (r"^aws dynamodb query", r'"Count": 3\b'),
-    (r"9090/api/v1/query\?query=temperature", r'"value":\[1782201900,"22"\]'),
+    (r"9090/api/v1/query --data-urlencode", r'"value":\[1782201900,"22"\]'),
     (r"--print-config --storage.retention=30d", r'retention = "30d"'),
     (r"8081/v1/devices/a1b2/latest", r'"readingTs":"2026-06-23T08:02:00'),
 ]
