@@ -282,9 +282,7 @@ TEST_F(AwsCliTest, BadExpressionIsAValidationException) {
 class AwsCliIndexTest : public AwsCliTest {
  protected:
   void SetUp() override {
-    indexes_ = {storage::IndexSpec{.name = "hot_by_hour", .sort_attribute = "temperature", .shards = 2},
-                storage::IndexSpec{.name = "by_status", .partition = storage::IndexPartition::kAttribute,
-                                   .partition_attribute = "status", .sort = storage::IndexSort::kReadingTs}};
+    indexes_ = HotAndStatusIndexes(2);
     AwsCliTest::SetUp();
   }
 

@@ -17,9 +17,7 @@ using nlohmann::json;
 class IndexApiTest : public HttpServerTest {
  protected:
   void SetUp() override {
-    indexes_ = {storage::IndexSpec{.name = "hot_by_hour", .sort_attribute = "temperature", .shards = 3},
-                storage::IndexSpec{.name = "by_status", .partition = storage::IndexPartition::kAttribute,
-                                   .partition_attribute = "status", .sort = storage::IndexSort::kReadingTs}};
+    indexes_ = HotAndStatusIndexes(3);
     HttpServerTest::SetUp();
     std::vector<storage::Reading> more;
     for (int h = 9; h <= 11; ++h) {

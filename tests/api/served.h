@@ -102,6 +102,13 @@ class HttpServerTest : public ::testing::Test {
 
   TempDir dir_{"readingsd-http-test"};
   std::vector<storage::IndexSpec> indexes_;  // declared on the store SetUp opens
+  // The index tests' two: hot_by_hour (readingHour, temperature, `shards`) and by_status
+  // (the status attribute, readingTs).
+  static std::vector<storage::IndexSpec> HotAndStatusIndexes(int shards) {
+    return {storage::IndexSpec{.name = "hot_by_hour", .sort_attribute = "temperature", .shards = shards},
+            storage::IndexSpec{.name = "by_status", .partition = storage::IndexPartition::kAttribute,
+                               .partition_attribute = "status", .sort = storage::IndexSort::kReadingTs}};
+  }
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<api::Router> router_;
   std::unique_ptr<http::Server> server_;  // after the router: stops first
