@@ -387,8 +387,9 @@ class IndexedStoreTest : public StoreTest {
     auto it = store_->NewIndexIterator(index, partition, "", "");
     const std::string prefix = IndexPartitionPrefix(index, partition);
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const std::string whole = prefix + std::string(it->sort_key());  // the key views into it
       IndexKey key;
-      EXPECT_TRUE(DecodeIndexKey(prefix + std::string(it->sort_key()), &key));
+      EXPECT_TRUE(DecodeIndexKey(whole, &key));
       out.push_back(std::string(key.device_id) + " " + std::string(key.sort_key.substr(11, 8)) + " " + key.sort.text);
     }
     EXPECT_TRUE(it->status().ok());
