@@ -43,7 +43,8 @@ class DeleteApiTest : public HttpServerTest {
   json Device(const std::string& id) {
     HttpResult result = Get(port(), "/v1/devices?prefix=" + id);
     EXPECT_EQ(result.status, 200) << result.body;
-    for (const json& d : result.Json()["devices"]) {
+    const json body = result.Json();
+    for (const json& d : body["devices"]) {
       if (d["deviceId"] == id) return d;
     }
     return json::object();
