@@ -152,30 +152,30 @@ TEST(DevicesE2E, DeleteCommandDeletesThroughTheDaemonWithItsToken) {
 
   // Without the token nothing is deleted; without a range the command refuses.
   daemon::HttpGetResult anonymous;
-  ASSERT_TRUE(daemon::HttpDelete("127.0.0.1", port, "/v1/devices/dev00000/readings?all=true", "", seconds(5), &anonymous).ok());
+  ASSERT_TRUE(daemon::HttpDelete("127.0.0.1", port, "/v1/devices/dev00001/readings?all=true", "", seconds(5), &anonymous).ok());
   EXPECT_EQ(anonymous.status, 401);
-  auto [no_range, refusal] = RunReadingsd({listen, tokens, "delete", "--device", "dev00000"});
+  auto [no_range, refusal] = RunReadingsd({listen, tokens, "delete", "--device", "dev00001"});
   EXPECT_EQ(no_range, 64) << refusal;
-  EXPECT_NE(refusal.find("or all=true to delete every reading of device dev00000"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("or all=true to delete every reading of device dev00001"), std::string::npos) << refusal;
 
-  // dev0000x has a reading a second from 2026-06-23T00:00:00Z.
-  auto [ranged, said] = RunReadingsd({listen, tokens, "delete", "--device", "dev00000", "--from",
+  // dev0000N (N = 1..3) has a reading a second from 2026-06-23T00:00:00Z.
+  auto [ranged, said] = RunReadingsd({listen, tokens, "delete", "--device", "dev00001", "--from",
                                       "2026-06-23T00:00:02Z", "--before", "2026-06-23T00:00:05Z"});
   ASSERT_EQ(ranged, 0) << said;
-  EXPECT_EQ(said, "deleted 3 readings of device dev00000\n");
-  auto [all, said_all] = RunReadingsd({listen, tokens, "delete", "--device", "dev00001", "--all"});
+  EXPECT_EQ(said, "deleted 3 readings of device dev00001\n");
+  auto [all, said_all] = RunReadingsd({listen, tokens, "delete", "--device", "dev00002", "--all"});
   ASSERT_EQ(all, 0) << said_all;
-  EXPECT_EQ(said_all, "deleted 10 readings of device dev00001\n");
+  EXPECT_EQ(said_all, "deleted 10 readings of device dev00002\n");
 
   const json devices = json::parse(get("/v1/devices").body);
   ASSERT_EQ(devices["devices"].size(), 2u) << devices.dump();
-  EXPECT_EQ(devices["devices"][0]["deviceId"], "dev00000");
+  EXPECT_EQ(devices["devices"][0]["deviceId"], "dev00001");
   EXPECT_EQ(devices["devices"][0]["readings"], 7);
-  EXPECT_EQ(devices["devices"][1]["deviceId"], "dev00002");
-  EXPECT_EQ(json::parse(get("/v1/devices/dev00000/readings").body)["count"], 7);
+  EXPECT_EQ(devices["devices"][1]["deviceId"], "dev00003");
+  EXPECT_EQ(json::parse(get("/v1/devices/dev00001/readings").body)["count"], 7);
   EXPECT_EQ(MetricValue(get("/metrics").body, "readingsd_readings_deleted_total"), 13);
-  EXPECT_NE(daemon.log().find("delete: device dev00000, readings from 2026-06-23T00:00:02.000000000Z before "
-                              "2026-06-23T00:00:05.000000000Z: 3 deleted"),
+  EXPECT_NE(daemon.log().find("delete: device dev00001, readings from 2026-06-23T00:00:02.000000000Z to "
+                              "2026-06-23T00:00:04.999999999Z: 3 deleted"),
             std::string::npos)
       << daemon.log();
   EXPECT_EQ(daemon.Terminate(), 0);
