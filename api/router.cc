@@ -31,6 +31,7 @@ Router::Router(const RouterOptions& options, const storage::Store* store, Router
     : options_(options),
       ops_(std::move(hooks.ops)),
       write_(std::move(hooks.write)),
+      delete_(std::move(hooks.delete_readings)),
       authenticator_(options.bearer_tokens),
       request_id_salt_(std::random_device{}() * 0x100000000ull + std::random_device{}()),
       read_helpers_(options.read_helpers),
@@ -70,7 +71,7 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
   if (path == "/") return dynamodb::HandleRequest(DynamoDbContext(), request, endpoint);
   if (path == "/api/v1/read") return prometheus::HandleRequest(prometheus::Context{read_, options_.remote_read}, request, endpoint);
   if (write::IsWriteRequest(request)) return write::HandleRequest(write::Context{options_.write, write_}, request, endpoint);
-  return native::HandleRequest(native::Context{read_, ops_}, request, endpoint);
+  return native::HandleRequest(native::Context{read_, ops_, delete_}, request, endpoint);
 }
 
 http::Response Router::Error(http::status status, std::string_view code, std::string_view message) {

@@ -46,11 +46,12 @@ struct RouterHooks {
   native::OpsHooks ops;                          // GET /metrics and /readyz
   query::PartitionReadHook on_partition_read;    // every query and get, of either API
   write::WriteHooks write;                       // the write API's readings and refusals
+  native::DeleteHook delete_readings;            // DELETE /v1/devices/{id}/readings
 };
 
-// Thread-safe. The endpoint names it reports: ui, devices, readings, latest, item, aggregate,
-// index_readings, fleet_readings, healthz, readyz, metrics, prometheus.read, dynamodb.<Op>,
-// dynamodb.other, write.json, write.influx, write.influx2, unauthorized, other.
+// Thread-safe. The endpoint names it reports: ui, devices, readings, delete_readings, latest,
+// item, aggregate, index_readings, fleet_readings, healthz, readyz, metrics, prometheus.read,
+// dynamodb.<Op>, dynamodb.other, write.json, write.influx, write.influx2, unauthorized, other.
 class Router final : public http::Handler {
  public:
   // `store` is not owned and must outlive the router. InvalidArgument for unusable options.
@@ -72,6 +73,7 @@ class Router final : public http::Handler {
   const RouterOptions options_;
   const native::OpsHooks ops_;
   const write::WriteHooks write_;
+  const native::DeleteHook delete_;
   const http::Authenticator authenticator_;
   const std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
   const uint64_t request_id_salt_;  // random, so request ids differ across restarts

@@ -95,6 +95,7 @@ Status ParseCommandLine(int argc, const char* const* argv, Config* config, Comma
       {"serve", Command::kServe},
       {"query", Command::kQuery},
       {"devices", Command::kDevices},
+      {"delete", Command::kDelete},
       {"import", Command::kImport},
       {"backup", Command::kBackup},
       {"verify", Command::kVerify},

@@ -68,6 +68,10 @@ struct IngestConfig {
   std::chrono::seconds max_future_seconds{86400};
   // The device id of a line protocol point: {measurement}, {tag:NAME} and literal text.
   std::string line_protocol_device = "{tag:device}";
+  // The fields of a JSON reading (MQTT, the write API, import) that may hold its timestamp and
+  // its device id; a reading holds at most one of each list. No name is in both.
+  std::vector<std::string> timestamp_fields = {"readingTs"};
+  std::vector<std::string> device_id_fields = {"deviceId"};
 
   bool operator==(const IngestConfig&) const = default;
 };
@@ -155,18 +159,18 @@ Status ParseToml(std::string_view text, std::string_view source_name, Config* ou
 std::string ToToml(const Config& config);
 
 enum class Command {
-  kRun, kServe, kQuery, kDevices, kImport, kBackup, kVerify, kRepair, kCheckConfig, kHelp, kVersion, kPrintConfig
+  kRun, kServe, kQuery, kDevices, kDelete, kImport, kBackup, kVerify, kRepair, kCheckConfig, kHelp, kVersion, kPrintConfig
 };
 
 struct CommandLine {
   Command command = Command::kRun;
   std::string config_path;        // "" = no --config given
-  std::vector<std::string> args;  // what follows the command: backup's DIR, query's, devices' and repair's options
+  std::vector<std::string> args;  // what follows the command: backup's DIR, query's, devices', delete's and repair's options
 };
 
 // readingsd [OPTIONS] [COMMAND [ARGS...]]
 //   OPTIONS: -c/--config FILE, --print-config, -h/--help, --version, --section.key[=]VALUE.
-//   COMMAND: run (the default), serve, query, devices, import FILE..., backup DIR, verify,
+//   COMMAND: run (the default), serve, query, devices, delete, import FILE..., backup DIR, verify,
 //   repair [--yes], check-config.
 // Everything after COMMAND belongs to it and lands in args untouched, except flags whose name
 // starts with a config section (--mqtt.*, --http.*, ...): those are config flags wherever they

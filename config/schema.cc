@@ -10,6 +10,7 @@
 #include "base/log_level.h"
 #include "base/text.h"
 #include "storage/key.h"
+#include "storage/reading.h"
 
 namespace readingsd::config::internal {
 namespace {
@@ -172,6 +173,22 @@ std::string FilterProblem(std::string_view filter) {
   return "";
 }
 
+// A list of field names of a JSON reading: at least one, each a valid attribute name, none twice.
+std::string FieldList(const List& fields) {
+  if (fields.empty()) return "must list at least one field name";
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].empty() || fields[i].size() > storage::kMaxAttributeNameLength) {
+      return "a field name must be 1 to " + std::to_string(storage::kMaxAttributeNameLength) + " bytes, got " +
+             Quote(fields[i]);
+    }
+    if (std::find(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(i), fields[i]) !=
+        fields.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return Quote(fields[i]) + " is listed twice";
+    }
+  }
+  return "";
+}
+
 std::string TopicFilters(const List& filters) {
   if (filters.empty()) return "must list at least one topic filter";
   for (const std::string& f : filters) {
@@ -263,6 +280,16 @@ const std::vector<Rule>& Rules() {
                     ? "mqtt.cert_file and mqtt.tls_insecure need mqtt.ca_file (it turns TLS on)"
                     : "";
        }},
+      {{"ingest.timestamp_fields", "ingest.device_id_fields"},
+       [](const Config& c) -> std::string {
+         for (const std::string& field : c.ingest.timestamp_fields) {
+           if (std::find(c.ingest.device_id_fields.begin(), c.ingest.device_id_fields.end(), field) !=
+               c.ingest.device_id_fields.end()) {
+             return "ingest.timestamp_fields and ingest.device_id_fields both list " + Quote(field);
+           }
+         }
+         return "";
+       }},
       {{"mqtt.username", "mqtt.password_file"},
        [](const Config& c) -> std::string {
          return c.mqtt.username.empty() && !c.mqtt.password_file.empty()
@@ -318,7 +345,9 @@ const std::vector<Key>& Keys() {
       READINGSD_KEY(mqtt, tls_insecure,
                     "do not check the broker's host name against its certificate (testing only)"),
       READINGSD_KEY(mqtt, dead_letter_topic,
-                    "topic to republish undecodable messages to; \"\" logs and drops them",
+                    "topic to republish each rejection to, with its reason: a refused reading alone with "
+                    "its index in the batch, a payload refused whole as its first 1 KiB and its size; "
+                    "\"\" logs and drops them",
                     TopicName),
       READINGSD_KEY(mqtt, max_payload_bytes, "larger messages are rejected as undecodable",
                     Between(1, 268435455)),  // MQTT's own limit
@@ -348,6 +377,16 @@ const std::vector<Key>& Keys() {
                     "the device id of an InfluxDB line protocol point (POST /write, import): "
                     "{measurement}, {tag:NAME} and literal text, e.g. \"{measurement}.{tag:site}\"; "
                     "the point's other tags become string attributes"),
+      READINGSD_KEY(ingest, timestamp_fields,
+                    "the fields of a JSON reading (MQTT, POST /v1/readings, import) that may hold its "
+                    "timestamp, e.g. [\"readingTs\", \"ts\", \"time\"]; a reading holds one of them: "
+                    "an ISO-8601 string or an epoch number, whose digits tell its unit (9-11 seconds, "
+                    "12-14 ms, 15-17 us, 18-20 ns); other numbers are refused as ambiguous",
+                    FieldList),
+      READINGSD_KEY(ingest, device_id_fields,
+                    "the fields of a JSON reading that may hold its device id, e.g. [\"deviceId\", "
+                    "\"device\"]; a reading holds at most one of them (else the topic or path names it)",
+                    FieldList),
 
       READINGSD_KEY(http, listen,
                     "host:port to serve the HTTP API on; 0.0.0.0:8080 accepts remote clients, "

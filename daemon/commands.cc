@@ -369,6 +369,45 @@ int DevicesCommand(const config::Config& config, const std::vector<std::string>&
   return kExitOk;
 }
 
+int DeleteCommand(const config::Config& config, const std::vector<std::string>& args) {
+  po::options_description desc("readingsd delete --device ID (RANGE | --all)");
+  desc.add_options()("help,h", "this text")("device", po::value<std::string>()->required(), "device id")(
+      "from", po::value<std::string>(),
+      "inclusive lower bound: a timestamp with its zone, or 2026-06-23[T08[:30]] (UTC), its first instant")(
+      "to", po::value<std::string>(), "inclusive upper bound")("after", po::value<std::string>(), "exclusive lower bound")(
+      "before", po::value<std::string>(), "exclusive upper bound")(
+      "begins-with", po::value<std::string>(), "sort key prefix, e.g. 2026-06-23")(
+      "all", "every reading of the device (required when no bound is given)");
+  po::variables_map vm;
+  if (std::optional<int> exit = ParseOptions("delete", desc, args, &vm)) return *exit;
+  const std::string device = vm["device"].as<std::string>();
+  std::string target = "/v1/devices/" + PercentEncode(device) + "/readings?";
+  for (const char* name : {"from", "to", "after", "before", "begins-with"}) {
+    if (!vm.count(name)) continue;
+    std::string param = name;
+    std::replace(param.begin(), param.end(), '-', '_');
+    target += param + "=" + PercentEncode(vm[name].as<std::string>()) + "&";
+  }
+  if (vm.count("all")) target += "all=true";
+  DaemonApi api;
+  if (std::optional<int> exit = DaemonApiFrom(config, "delete", &api)) return *exit;
+  HttpGetResult res;
+  // A large range is deleted a batch at a time before the answer: allow it the time.
+  if (Status s = HttpDelete(api.host, api.port, target, api.token, std::chrono::hours(1), &res); !s.ok()) {
+    std::fprintf(stderr, "readingsd delete: is the daemon running? %s\n", s.message().c_str());
+    return kExitUnavailable;
+  }
+  json answer;
+  if (res.status != 200 || ParseJson(res.body, &answer) != JsonParseError::kNone) {
+    std::fprintf(stderr, "readingsd delete: HTTP %d: %s\n", res.status, res.body.c_str());
+    return res.status >= 400 && res.status < 500 ? kExitUsage : kExitUnavailable;
+  }
+  const uint64_t deleted = answer.value("deleted", uint64_t{0});
+  std::printf("deleted %llu reading%s of device %s\n", static_cast<unsigned long long>(deleted),
+              deleted == 1 ? "" : "s", device.c_str());
+  return kExitOk;
+}
+
 int ImportCommand(const config::Config& config, const std::vector<std::string>& args) {
   po::options_description desc("readingsd import [options] FILE... (- = standard input)");
   desc.add_options()("help,h", "this text")(

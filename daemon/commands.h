@@ -1,4 +1,4 @@
-// The operator commands besides `run`: query and devices (through the running daemon's HTTP API), backup
+// The operator commands besides `run`: query, devices and delete (through the running daemon's HTTP API), backup
 // (a RocksDB checkpoint, safe beside a running daemon), verify, repair and check-config.
 #pragma once
 
@@ -12,6 +12,9 @@ namespace readingsd::daemon {
 int QueryCommand(const config::Config& config, const std::vector<std::string>& args);
 // Every device with its latest reading, as a table (GET /v1/devices of the running daemon).
 int DevicesCommand(const config::Config& config, const std::vector<std::string>& args);
+// Deletes a device's readings in a range, or all of them (DELETE /v1/devices/{id}/readings of the
+// running daemon).
+int DeleteCommand(const config::Config& config, const std::vector<std::string>& args);
 // daemon/import.h: files into the store, or through the running daemon.
 int ImportCommand(const config::Config& config, const std::vector<std::string>& args);
 int BackupCommand(const config::Config& config, const std::vector<std::string>& args);

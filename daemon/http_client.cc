@@ -64,6 +64,12 @@ Status HttpGet(const std::string& host, const std::string& port, const std::stri
                   result);
 }
 
+Status HttpDelete(const std::string& host, const std::string& port, const std::string& target,
+                  const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result) {
+  return Exchange(host, port, http::request<http::string_body>{http::verb::delete_, target, 11}, bearer_token, timeout,
+                  result);
+}
+
 Status HttpPost(const std::string& host, const std::string& port, const std::string& target,
                 const std::string& bearer_token, const std::string& content_type, std::string body,
                 std::chrono::milliseconds timeout, HttpGetResult* result) {

@@ -21,6 +21,10 @@ Status HttpPost(const std::string& host, const std::string& port, const std::str
                 const std::string& bearer_token, const std::string& content_type, std::string body,
                 std::chrono::milliseconds timeout, HttpGetResult* result);
 
+// A DELETE; the same otherwise.
+Status HttpDelete(const std::string& host, const std::string& port, const std::string& target,
+                  const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result);
+
 // The address to reach a server listening on `host`: loopback for the wildcard addresses.
 std::string LoopbackFor(const std::string& host);
 

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     case config::Command::kCheckConfig: return daemon::CheckConfigCommand(config);
     case config::Command::kQuery: return daemon::QueryCommand(config, cmd.args);
     case config::Command::kDevices: return daemon::DevicesCommand(config, cmd.args);
+    case config::Command::kDelete: return daemon::DeleteCommand(config, cmd.args);
     case config::Command::kImport: return daemon::ImportCommand(config, cmd.args);
     case config::Command::kBackup: return daemon::BackupCommand(config, cmd.args);
     case config::Command::kVerify: return daemon::VerifyCommand(config);

@@ -40,6 +40,8 @@ ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config:
   o.payload.max_batch = c.max_batch;
   o.payload.min_sort_key = MinSortKey(window);
   o.payload.max_future = window.max_future_seconds;
+  o.payload.timestamp_fields = window.timestamp_fields;
+  o.payload.device_id_fields = window.device_id_fields;
   return o;
 }
 metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {
@@ -81,6 +83,8 @@ api::RouterOptions RouterOptionsFrom(const config::HttpConfig& c, const config::
   o.write.max_body_bytes = c.max_decoded_body_bytes;
   o.write.max_readings = c.max_write_readings;
   o.write.line_device = window.line_protocol_device;
+  o.write.timestamp_fields = window.timestamp_fields;
+  o.write.device_id_fields = window.device_id_fields;
   return o;
 }
 

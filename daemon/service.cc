@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "api/router.h"
 #include "base/text.h"
 #include "daemon/http_client.h"
 #include "daemon/log.h"
@@ -215,6 +216,31 @@ ingest::IngestHooks WriteHooks(metrics::Exporter* exporter, Log* log) {
   return hooks;
 }
 
+// A delete's range for the log, from the bounds the API hands the store: an exclusive lower
+// bound and an inclusive upper one are a sort key with a '\0' after it (query::Successor).
+std::string RangeText(const query::SortKeyRange& range) {
+  auto bound = [](std::string_view key, std::string_view open, std::string_view plain, std::string_view succeeded) {
+    if (key.empty()) return std::string(open);
+    if (key.ends_with('\0')) return std::string(succeeded) + std::string(key.substr(0, key.size() - 1));
+    return std::string(plain) + std::string(key);
+  };
+  return bound(range.lower, "from the first", "from ", "after ") + " " + bound(range.upper, "to the last", "before ", "to ");
+}
+
+// DELETE /v1/devices/{id}/readings: into the store, each batch counted as it is written, and
+// one log line with the outcome.
+api::native::DeleteHook DeleteReadingsHook(storage::Store* store, metrics::Exporter* exporter, Log* log) {
+  return [store, exporter, log](std::string_view device, const query::SortKeyRange& range, uint64_t* deleted) {
+    const Status s = store->DeleteReadings(
+        device, range.lower, range.upper,
+        [exporter](uint64_t removed) { exporter->readings_deleted().Increment(static_cast<double>(removed)); }, deleted);
+    log->Write(s.ok() ? LogLevel::kInfo : LogLevel::kError,
+               "delete: device " + std::string(device) + ", readings " + RangeText(range) + ": " +
+                   std::to_string(*deleted) + " deleted" + (s.ok() ? "" : "; then it failed: " + s.ToString()));
+    return s;
+  };
+}
+
 // Starts MQTT ingest into `store`; `hooks` are WriteHooks, to which it adds the broker's state.
 Status StartIngest(const config::Config& config, const std::string& password, storage::Store* store,
                    ingest::IngestHooks hooks, metrics::Exporter* exporter, std::unique_ptr<ingest::MqttIngest>* ingest) {
@@ -325,6 +351,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
     return ingest::WriteReadings(store.get(), ingest_hooks, readings);
   };
   router_hooks.write.on_rejected = ingest_hooks.on_rejected;
+  if (!serve_only) router_hooks.delete_readings = DeleteReadingsHook(store.get(), &exporter, &log);
   std::unique_ptr<api::Router> router;  // before `server`, which serves it until destroyed
   if (Status s = api::Router::Make(RouterOptionsFrom(config.http, config.ingest, tokens), store.get(), router_hooks, &router);
       !s.ok()) {

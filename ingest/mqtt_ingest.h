@@ -39,7 +39,10 @@ struct MqttOptions {
   int keepalive_seconds = 30;
   std::string ca_file, cert_file, key_file;  // TLS when ca_file is set
   bool tls_insecure = false;                  // skip the broker host name check
-  std::string dead_letter_topic;             // "" = rejected messages are only counted and logged
+  // Where each rejection is republished, in a JSON envelope with its reason and message: a refused
+  // reading alone with its index in the batch, a payload refused whole as its first 1 KiB and
+  // its size. "" = rejections are only counted and logged.
+  std::string dead_letter_topic;
   std::chrono::milliseconds reconnect_min{500};
   std::chrono::milliseconds reconnect_max{30000};
   std::size_t max_batch = 1000;  // readings per group commit

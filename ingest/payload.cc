@@ -18,16 +18,68 @@ void Reject(ParsedMessage* out, RejectReason reason, std::string message) {
   out->rejections.push_back({reason, std::move(message), ""});
 }
 
+bool IsOneOf(std::string_view name, const std::vector<std::string>& fields) {
+  return std::find(fields.begin(), fields.end(), name) != fields.end();
+}
+
+// The fields of a list for a message: "readingTs", or "ts, time or readingTs".
+std::string FieldNames(const std::vector<std::string>& fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == fields.size() ? " or " : ", ") + fields[i];
+  }
+  return out;
+}
+
 // Rejection::device_id for `reading` (nullptr: the payload was refused whole).
-std::string DeviceNamed(const json* reading, const std::string& topic_device) {
+std::string DeviceNamed(const json* reading, const std::vector<std::string>& device_id_fields,
+                        const std::string& topic_device) {
   if (reading != nullptr && reading->is_object()) {
-    auto id = reading->find(storage::kDeviceIdAttribute);
-    if (id != reading->end() && id->is_string() &&
-        storage::ValidateDeviceId(id->get_ref<const std::string&>()).ok()) {
-      return id->get<std::string>();
+    for (const std::string& field : device_id_fields) {
+      auto id = reading->find(field);
+      if (id != reading->end() && id->is_string() &&
+          storage::ValidateDeviceId(id->get_ref<const std::string&>()).ok()) {
+        return id->get<std::string>();
+      }
     }
   }
   return storage::ValidateDeviceId(topic_device).ok() ? topic_device : "";
+}
+
+// The sort key of an epoch number as written (`text`): its integer digits tell its unit
+// (PayloadOptions' comment); a fraction may go down to the nanosecond.
+Status EpochNumberSortKey(std::string_view text, std::string* sort_key) {
+  const auto point = text.find('.');
+  const std::string_view whole = text.substr(0, point);
+  const std::string_view fraction = point == std::string_view::npos ? std::string_view() : text.substr(point + 1);
+  auto digits = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (whole.empty() || !digits(whole) || !digits(fraction) || (point != std::string_view::npos && fraction.empty())) {
+    return Status::InvalidArgument("epoch timestamp " + std::string(text) +
+                                   " must be plain digits, with an optional fraction (no sign, no exponent)");
+  }
+  // Seconds, ms, us, ns: 10^9, 10^6, 10^3, 1 nanoseconds each, for 9-11, 12-14, 15-17, 18-20 digits.
+  const std::size_t width = whole.size();
+  if (width < 9 || width > 20) {
+    return Status::InvalidArgument(
+        "epoch timestamp " + std::string(text) + " has " + std::to_string(width) +
+        " digits, so its unit is ambiguous: seconds, milliseconds, microseconds and nanoseconds since 1970 "
+        "have 9-11, 12-14, 15-17 and 18-20 digits (from 1973 on)");
+  }
+  const std::size_t unit_digits = 9 - 3 * ((width - 9) / 3);  // of a nanosecond count per unit
+  if (fraction.size() > unit_digits) {
+    return Status::InvalidArgument("epoch timestamp " + std::string(text) + " is finer than a nanosecond");
+  }
+  int64_t nanos = 0;
+  for (char c : std::string(whole) + std::string(fraction) + std::string(unit_digits - fraction.size(), '0')) {
+    if (__builtin_mul_overflow(nanos, 10, &nanos) || __builtin_add_overflow(nanos, c - '0', &nanos)) {
+      return Status::InvalidArgument("epoch timestamp " + std::string(text) + " is after 2262, the last year it can hold");
+    }
+  }
+  *sort_key = storage::SortKeyAt(std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(nanos))));
+  return Status::OK();
 }
 
 // What only the parse itself can tell of a payload's readings: a key held twice (nlohmann's DOM
@@ -135,6 +187,7 @@ Status ToNumber(const json& value, const std::string* text, storage::Number* num
 
 // What every reading of one message is checked against.
 struct Checks {
+  const PayloadOptions& options;
   std::string topic_device;  // "" = the topic names none
   ReadingChecks readings;
 };
@@ -152,11 +205,24 @@ void ParseOne(const json& object, const Checks& checks, const ReadingSteps& step
   storage::Reading reading;
   const json* device = nullptr;
   const json* ts = nullptr;
+  std::string device_field, ts_field;
   for (const auto& [name, value] : object.items()) {
-    if (name == storage::kDeviceIdAttribute) {
+    if (IsOneOf(name, checks.options.device_id_fields)) {
+      if (device != nullptr) {
+        Reject(out, RejectReason::kInvalidDeviceId,
+               "both \"" + device_field + "\" and \"" + name + "\" name the device; send one");
+        return;
+      }
       device = &value;
-    } else if (name == storage::kReadingTsAttribute) {
+      device_field = name;
+    } else if (IsOneOf(name, checks.options.timestamp_fields)) {
+      if (ts != nullptr) {
+        Reject(out, RejectReason::kInvalidTimestamp,
+               "both \"" + ts_field + "\" and \"" + name + "\" hold a timestamp; send one");
+        return;
+      }
       ts = &value;
+      ts_field = name;
     } else if (value.is_number()) {
       storage::Number number;
       if (Status s = ToNumber(value, steps.NumberTextOf(index, name), &number); !s.ok()) {
@@ -176,20 +242,22 @@ void ParseOne(const json& object, const Checks& checks, const ReadingSteps& step
   }
 
   if (device != nullptr && !device->is_string()) {
-    Reject(out, RejectReason::kInvalidDeviceId, "deviceId must be a string");
+    Reject(out, RejectReason::kInvalidDeviceId, device_field + " must be a string");
     return;
   }
   if (device != nullptr) {
     reading.device_id = device->get<std::string>();
     if (!checks.topic_device.empty() && reading.device_id != checks.topic_device) {
       Reject(out, RejectReason::kDeviceIdMismatch,
-             "deviceId \"" + reading.device_id + "\" differs from \"" + checks.topic_device + "\" that the topic or path names");
+             device_field + " \"" + reading.device_id + "\" differs from \"" + checks.topic_device +
+                 "\" that the topic or path names");
       return;
     }
   } else if (!checks.topic_device.empty()) {
     reading.device_id = checks.topic_device;
   } else {
-    Reject(out, RejectReason::kMissingDeviceId, "no deviceId in the payload, the topic or the path");
+    Reject(out, RejectReason::kMissingDeviceId,
+           "no " + FieldNames(checks.options.device_id_fields) + " in the payload, the topic or the path");
     return;
   }
   if (Status s = storage::ValidateDeviceId(reading.device_id); !s.ok()) {
@@ -198,16 +266,23 @@ void ParseOne(const json& object, const Checks& checks, const ReadingSteps& step
   }
 
   if (ts == nullptr) {
-    Reject(out, RejectReason::kMissingTimestamp, "no readingTs");
+    Reject(out, RejectReason::kMissingTimestamp, "no " + FieldNames(checks.options.timestamp_fields));
     return;
   }
-  if (!ts->is_string()) {
-    Reject(out, RejectReason::kInvalidTimestamp, "readingTs must be an ISO-8601 string");
-    return;
+  std::string ts_text;
+  Status normalised;
+  if (ts->is_string()) {
+    ts_text = ts->get<std::string>();
+    normalised = storage::NormalizeTimestamp(ts_text, &reading.sort_key);
+  } else if (ts->is_number()) {
+    const std::string* text = steps.NumberTextOf(index, ts_field);
+    ts_text = text != nullptr ? *text : ts->dump();  // the parse told the text of every non-integer
+    normalised = EpochNumberSortKey(ts_text, &reading.sort_key);
+  } else {
+    normalised = Status::InvalidArgument(ts_field + " must be an ISO-8601 string or an epoch number");
   }
-  const std::string& ts_text = ts->get_ref<const std::string&>();
-  if (Status s = storage::NormalizeTimestamp(ts_text, &reading.sort_key); !s.ok()) {
-    Reject(out, RejectReason::kInvalidTimestamp, s.message());
+  if (!normalised.ok()) {
+    Reject(out, RejectReason::kInvalidTimestamp, normalised.message());
     return;
   }
   if (Rejection rejection; !checks.readings.Check(reading, ts_text, &rejection)) {
@@ -244,15 +319,18 @@ void ParseDocument(const PayloadOptions& options, const std::string& topic_devic
            "batch of " + std::to_string(doc.size()) + " readings exceeds " + std::to_string(options.max_batch));
     return;
   }
-  const Checks checks{topic_device, ReadingChecks(options)};
+  const Checks checks{options, topic_device, ReadingChecks(options)};
   const std::size_t readings = doc.is_array() ? doc.size() : 1;
   for (std::size_t i = 0; i < readings; ++i) {
     const json& reading = doc.is_array() ? doc[i] : doc;
     const std::size_t rejected = out->rejections.size();
     ParseOne(reading, checks, steps, i, out);
     if (out->rejections.size() > rejected) {
-      out->rejections.back().device_id = DeviceNamed(&reading, topic_device);
-      out->rejections.back().index = i;
+      Rejection& rejection = out->rejections.back();
+      rejection.device_id = DeviceNamed(&reading, options.device_id_fields, topic_device);
+      rejection.index = i;
+      rejection.reading = doc.is_array() ? reading.dump(-1, ' ', false, json::error_handler_t::replace)
+                                         : std::string(payload);
     }
   }
 }
@@ -305,7 +383,7 @@ void ParsePayloadFor(const PayloadOptions& options, std::string_view device_id, 
   ParseDocument(options, named, payload, out);
   // A payload refused whole (oversize, malformed, ...) names the topic's device.
   for (Rejection& rejection : out->rejections) {
-    if (rejection.device_id.empty()) rejection.device_id = DeviceNamed(nullptr, named);
+    if (rejection.device_id.empty()) rejection.device_id = DeviceNamed(nullptr, options.device_id_fields, named);
   }
 }
 

@@ -49,6 +49,11 @@ struct Rejection {
   // Which reading: its place in a JSON array (0 for one object or a payload refused whole), or
   // the line number (from 1) of a line of line protocol or a CSV row.
   std::size_t index = 0;
+  // The refused JSON reading, for the dead-letter envelope: the payload itself when it is that one
+  // reading, else its element of the array as parsed and written again (so a number keeps its
+  // double's value, and of a key held twice one value is left). "" when the payload was refused
+  // whole, and for line protocol and CSV.
+  std::string reading;
 };
 
 struct PayloadOptions {
@@ -63,6 +68,11 @@ struct PayloadOptions {
   std::string min_sort_key = "2000-01-01T00:00:00.000000000Z";
   std::chrono::seconds max_future = std::chrono::hours(24);
   std::function<std::chrono::system_clock::time_point()> now = std::chrono::system_clock::now;
+  // The fields a reading's timestamp and device id may come in (ingest.timestamp_fields,
+  // ingest.device_id_fields), none of them in both lists: a reading holds at most one of each
+  // list. Non-empty names that are not each other's.
+  std::vector<std::string> timestamp_fields = {std::string(storage::kReadingTsAttribute)};
+  std::vector<std::string> device_id_fields = {std::string(storage::kDeviceIdAttribute)};
 };
 
 struct ParsedMessage {
@@ -70,7 +80,12 @@ struct ParsedMessage {
   std::vector<Rejection> rejections;
 };
 
-// A payload is one JSON object {"deviceId":…,"readingTs":…, attributes…} or an array of them.
+// A payload is one JSON object {"deviceId":…,"readingTs":…, attributes…} or an array of them
+// (the device id and timestamp under any of PayloadOptions' fields for them). The timestamp is an
+// ISO-8601 string (storage::NormalizeTimestamp) or an epoch number, whose digits before any
+// fraction tell its unit: 9-11 seconds, 12-14 milliseconds, 15-17 microseconds, 18-20
+// nanoseconds since 1970 (each from 1973 on); any other number is kInvalidTimestamp, as
+// ambiguous, and so is an exponent, a sign or a fraction finer than a nanosecond.
 // Attributes are numbers, strings or booleans; null attributes are dropped; nested objects and
 // arrays are refused (kInvalidAttribute), and so is a reading that holds a key twice
 // (kDuplicateKey), where JSON parsers differ on which value wins, and one stamped outside the

@@ -85,6 +85,9 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
       readings_ingested_(CounterFamily(registry_, "readingsd_readings_ingested_total",
                                        "Readings accepted from MQTT and written to the store.")
                              .Add({})),
+      readings_deleted_(CounterFamily(registry_, "readingsd_readings_deleted_total",
+                                      "Readings deleted (DELETE /v1/devices/{id}/readings, readingsd delete).")
+                            .Add({})),
       readings_rejected_(CounterFamily(registry_, "readingsd_readings_rejected_total",
                                        "Readings dropped before the store, by reason.")),
       index_built_(GaugeFamily(registry_, "readingsd_index_built_ratio",

@@ -58,6 +58,8 @@ class Exporter {
 
   // readingsd_readings_ingested_total
   prometheus::Counter& readings_ingested() { return readings_ingested_; }
+  // readingsd_readings_deleted_total: removed by DELETE /v1/devices/{id}/readings
+  prometheus::Counter& readings_deleted() { return readings_deleted_; }
   // readingsd_readings_rejected_total{reason}
   prometheus::Counter& readings_rejected(const std::string& reason);
   // readingsd_index_built_ratio{index}: share of the readings a declared secondary index holds
@@ -134,6 +136,7 @@ class Exporter {
   HotnessTracker hotness_;
 
   prometheus::Counter& readings_ingested_;
+  prometheus::Counter& readings_deleted_;
   prometheus::Family<prometheus::Counter>& readings_rejected_;
   prometheus::Family<prometheus::Gauge>& index_built_;
   prometheus::Gauge& mqtt_connected_;

@@ -27,7 +27,36 @@ Status SortKeyValue(std::string_view value, KeyValues values, std::string* out) 
   return s;
 }
 
+// The smallest string greater than every string beginning with `prefix`. A sort-key prefix holds
+// only ASCII digits and "-T:.Z", so incrementing its last byte never overflows. An empty prefix
+// has no bound ("" = end of partition).
+std::string PrefixSuccessor(std::string_view prefix) {
+  std::string next(prefix);
+  if (!next.empty()) ++next.back();
+  return next;
+}
+
 }  // namespace
+
+std::string Successor(std::string_view key) {
+  std::string next(key);
+  next.push_back('\0');
+  return next;
+}
+
+SortKeyRange RangeOf(const KeyCondition& key) {
+  switch (key.op) {
+    case SortKeyOp::kAll: return {};
+    case SortKeyOp::kEq: return {key.a, Successor(key.a)};
+    case SortKeyOp::kLt: return {"", key.a};
+    case SortKeyOp::kLe: return {"", Successor(key.a)};
+    case SortKeyOp::kGt: return {Successor(key.a), ""};
+    case SortKeyOp::kGe: return {key.a, ""};
+    case SortKeyOp::kBetween: return {key.a, Successor(key.b)};
+    case SortKeyOp::kBeginsWith: return {key.a, PrefixSuccessor(key.a)};
+  }
+  return {};
+}
 
 Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_view a,
                         std::string_view b, KeyCondition* condition, KeyValues values) {

@@ -41,6 +41,22 @@ Status MakeKeyCondition(std::string_view device_id, SortKeyOp op, std::string_vi
                         std::string_view b, KeyCondition* condition,
                         KeyValues values = KeyValues::kStrict);
 
+// [lower, upper) in sort-key byte order; an empty bound is the partition's own start / end: the
+// bounds storage::Store::NewIterator and DeleteReadings take.
+struct SortKeyRange {
+  std::string lower;
+  std::string upper;
+
+  bool empty() const { return !lower.empty() && !upper.empty() && lower >= upper; }
+};
+// The sort keys a condition made by MakeKeyCondition matches (its device id aside).
+SortKeyRange RangeOf(const KeyCondition& condition);
+
+// The least byte string greater than `key`. Sort keys are fixed width, so no other sort key
+// begins with `key`: as an exclusive upper bound key + '\0' admits `key`, as a lower bound it
+// excludes exactly `key`.
+std::string Successor(std::string_view key);
+
 // Whether `sort_key` satisfies the condition's sort-key part (the device id is not compared).
 bool InSortKeyRange(const KeyCondition& condition, std::string_view sort_key);
 

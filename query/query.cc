@@ -12,46 +12,6 @@
 namespace readingsd::query {
 namespace {
 
-// [lower, upper) in sort-key byte order; an empty bound is the partition's own start / end.
-struct SortKeyRange {
-  std::string lower;
-  std::string upper;
-
-  bool empty() const { return !lower.empty() && !upper.empty() && lower >= upper; }
-};
-
-// The least byte string greater than `key`. Sort keys are fixed width, so no other sort key
-// begins with `key`: as an exclusive upper bound key + '\0' admits `key`, as a lower bound it
-// excludes exactly `key`.
-std::string Successor(std::string_view key) {
-  std::string next(key);
-  next.push_back('\0');
-  return next;
-}
-
-// The smallest string greater than every string beginning with `prefix`. A sort-key prefix holds
-// only ASCII digits and "-T:.Z", so incrementing its last byte never overflows. An empty prefix
-// has no bound ("" = end of partition).
-std::string PrefixSuccessor(std::string_view prefix) {
-  std::string next(prefix);
-  if (!next.empty()) ++next.back();
-  return next;
-}
-
-SortKeyRange RangeOf(const KeyCondition& key) {
-  switch (key.op) {
-    case SortKeyOp::kAll: return {};
-    case SortKeyOp::kEq: return {key.a, Successor(key.a)};
-    case SortKeyOp::kLt: return {"", key.a};
-    case SortKeyOp::kLe: return {"", Successor(key.a)};
-    case SortKeyOp::kGt: return {Successor(key.a), ""};
-    case SortKeyOp::kGe: return {key.a, ""};
-    case SortKeyOp::kBetween: return {key.a, Successor(key.b)};
-    case SortKeyOp::kBeginsWith: return {key.a, PrefixSuccessor(key.a)};
-  }
-  return {};
-}
-
 // Paging narrows the range instead of seeking inside it: forward, the page starts just after
 // the start key; backward, the start key becomes the exclusive upper bound. Either way the
 // iterator's bounds stay exactly the keys still to be returned.

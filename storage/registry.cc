@@ -39,6 +39,26 @@ std::unique_ptr<rocksdb::Iterator> RangeIterator(rocksdb::DB* db, const rocksdb:
 // The first key after every key that begins with `prefix`.
 std::string PrefixEnd(std::string_view prefix) { return std::string(prefix) + kSortKeyEnd; }
 
+// The first reading in the keys [lower, upper) of one partition, or with `last` the last: its
+// sort key and, when `value` is given, its value. *none when the range holds no reading.
+Status Edge(rocksdb::DB* db, const std::string& lower, const std::string& upper, bool last, bool* none,
+            std::string* sort_key, std::string* value) {
+  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  auto it = RangeIterator(db, lower_slice, upper_slice);
+  if (last) {
+    it->SeekToLast();
+  } else {
+    it->SeekToFirst();
+  }
+  if (Status s = FromRocks(it->status(), "deleting from the device registry"); !s.ok()) return s;
+  std::string_view device, key;
+  *none = !it->Valid() || !DecodeKey(std::string_view(it->key().data(), it->key().size()), &device, &key);
+  if (*none) return Status::OK();
+  sort_key->assign(key);
+  if (value != nullptr) value->assign(it->value().data(), it->value().size());
+  return Status::OK();
+}
+
 }  // namespace
 
 void EncodeDeviceRecord(const DeviceRecord& record, std::string* out) {
@@ -154,6 +174,41 @@ Status Registry::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* bat
     EncodeDeviceRecord(record, &value);
     if (auto s = batch->Put(RegistryKey(device_id), value); !s.ok()) return FromRocks(s, "write batch");
   }
+  return Status::OK();
+}
+
+Status Registry::PlanDelete(std::string_view device_id, std::span<const std::string> removed,
+                            rocksdb::WriteBatch* batch) {
+  pending_.clear();
+  if (removed.empty()) return Status::OK();
+  DeviceRecord* kept = nullptr;
+  if (Status s = Find(device_id, &kept); !s.ok()) return s;
+  DeviceRecord r = *kept;
+  const std::string &lo = removed.front(), &hi = removed.back();
+  const auto counted = static_cast<uint64_t>(
+      std::count_if(removed.begin(), removed.end(), [&r](const std::string& k) { return k >= r.horizon; }));
+  r.readings -= std::min(counted, r.readings);
+  // The counted readings are those at or after the horizon, from `first` to `last`: a removed
+  // `first` gives way to the next stored key after `hi`, a removed `last` to the one before `lo`.
+  bool emptied = r.readings == 0;
+  if (!emptied && r.first >= lo && r.first <= hi) {
+    Status s = Edge(db_, EncodeKey(device_id, hi) + '\0', EncodeKey(device_id, std::string(1, kSortKeyEnd)),
+                    /*last=*/false, &emptied, &r.first, nullptr);
+    if (!s.ok()) return s;
+  }
+  if (!emptied && r.last >= lo && r.last <= hi) {
+    Status s = Edge(db_, EncodeKey(device_id, ""), EncodeKey(device_id, lo), /*last=*/true, &emptied, &r.last, &r.latest);
+    if (!s.ok()) return s;
+  }
+  if (emptied) {
+    std::string horizon = std::move(r.horizon);
+    r = DeviceRecord();
+    r.horizon = std::move(horizon);
+  }
+  std::string value;
+  EncodeDeviceRecord(r, &value);
+  if (auto s = batch->Put(RegistryKey(device_id), value); !s.ok()) return FromRocks(s, "write batch");
+  pending_.emplace(device_id, std::move(r));
   return Status::OK();
 }
 

@@ -47,7 +47,12 @@ class Registry {
   // kept aside until Commit. A write older than its device's horizon changes nothing; a new key
   // counts one; an overwrite counts nothing; the newest key written becomes `latest`.
   Status Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batch);
-  // The batch is written.
+  // Adds to `batch` the record of `device_id` once `removed` is deleted in that batch: its sort
+  // keys in order, every stored key of the partition from the first to the last of them. Kept
+  // aside until Commit. A removed key older than the horizon was not counted; a removed first or
+  // last is replaced by its stored neighbour outside `removed` (one seek each).
+  Status PlanDelete(std::string_view device_id, std::span<const std::string> removed, rocksdb::WriteBatch* batch);
+  // The batch of Plan or PlanDelete is written.
   void Commit();
 
   // Retention: every record whose horizon is older than `cutoff` stops counting the readings

@@ -240,6 +240,7 @@ struct OpenDb {
   std::vector<bool> building;          // per index: being backfilled
   std::string backfill_from;           // the reading key the backfill resumes at
   std::size_t backfill_batch = 1000;
+  std::size_t delete_batch = 1000;
   std::vector<std::string> dropped_indexes;
 };
 
@@ -300,15 +301,52 @@ class RocksStore : public Store {
       if (Status s = PutIndexEntries(w, &batch); !s.ok()) return s;
     }
     if (Status s = registry_.Plan(writes, &batch); !s.ok()) return s;
-    MaybeResume();
-    auto s = db_->Write(write_options_, &batch);
-    if (s.IsIOError()) write_failed_ = true;
-    open_.tally->Record(s);
+    auto s = WriteLocked(&batch);
     if (s.ok()) {
       priors_.Commit(writes);
       registry_.Commit();
     }
     return FromRocks(s, "write");
+  }
+
+  Status DeleteReadings(std::string_view device_id, std::string_view lower, std::string_view upper,
+                        const std::function<void(uint64_t removed)>& progress, uint64_t* deleted) override {
+    *deleted = 0;
+    if (Status s = ValidateDeviceId(device_id); !s.ok()) return s;
+    std::string from(lower);
+    std::vector<std::string> removed;  // one batch's sort keys, at most delete_batch
+    std::vector<AttributeView> attributes;
+    std::string entry;
+    for (;;) {
+      {
+        std::lock_guard lock(write_mu_);
+        removed.clear();
+        rocksdb::WriteBatch batch;
+        std::unique_ptr<PartitionIterator> it = NewIterator(device_id, from, upper);
+        for (it->SeekToFirst(); it->Valid() && removed.size() < open_.delete_batch; it->Next()) {
+          removed.emplace_back(it->sort_key());
+          if (auto s = batch.Delete(EncodeKey(device_id, it->sort_key())); !s.ok()) return FromRocks(s, "write batch");
+          if (open_.indexes.empty()) continue;
+          if (Status s = ReadAttributes(it->encoded_attributes(), &attributes); !s.ok()) {
+            return Status::Corruption("the stored value " + PartitionKey(device_id) + " " + removed.back() +
+                                      " to delete: " + s.message());
+          }
+          for (const IndexSpec& spec : open_.indexes) {
+            if (!IndexEntryKey(spec, device_id, removed.back(), attributes, &entry)) continue;
+            if (auto s = batch.Delete(entry); !s.ok()) return FromRocks(s, "write batch");
+          }
+        }
+        if (Status s = it->status(); !s.ok()) return s;
+        if (removed.empty()) return Status::OK();
+        if (Status s = registry_.PlanDelete(device_id, removed, &batch); !s.ok()) return s;
+        if (auto s = WriteLocked(&batch); !s.ok()) return FromRocks(s, "delete");
+        registry_.Commit();
+        *deleted += removed.size();
+        from = removed.back() + '\0';  // just past the last one removed
+      }
+      if (progress) progress(removed.size());
+      if (removed.size() < open_.delete_batch) return Status::OK();
+    }
   }
 
   Status Get(std::string_view device_id, std::string_view sort_key, Reading* reading) const override {
@@ -485,6 +523,15 @@ class RocksStore : public Store {
       }
     }
     return Status::OK();
+  }
+
+  // A batch of Write or DeleteReadings, under write_mu_: an I/O error stops writes until MaybeResume.
+  rocksdb::Status WriteLocked(rocksdb::WriteBatch* batch) {
+    MaybeResume();
+    auto s = db_->Write(write_options_, batch);
+    if (s.IsIOError()) write_failed_ = true;
+    open_.tally->Record(s);
+    return s;
   }
 
   // A failed write leaves RocksDB stopped until DB::Resume(), which flushes the memtable (what
@@ -687,6 +734,7 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
   open.sync = options.sync;
   open.indexes = options.indexes;
   open.backfill_batch = std::max<std::size_t>(1, options.index_backfill_batch);
+  open.delete_batch = std::max<std::size_t>(1, options.delete_batch);
   if (Status st = OpenIndexes(open.db.get(), &open); !st.ok()) return st;
   auto opened = std::make_unique<RocksStore>(std::move(open));
   if (Status s = opened->Start(); !s.ok()) return s;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,6 +33,9 @@ struct StoreOptions {
   // An index declared on a store that holds readings is backfilled in the background, this many
   // readings per WriteBatch (each taken under the write lock, so writes wait at most one batch).
   std::size_t index_backfill_batch = 1000;
+  // DeleteReadings removes this many readings per WriteBatch (each under the write lock, so
+  // writes wait at most one batch, and memory stays bounded however large the range).
+  std::size_t delete_batch = 1000;
 
   bool operator==(const StoreOptions&) const = default;
 };
@@ -134,6 +138,14 @@ class Store {
   // (e.g. the disk is full) writes keep failing until the store can resume, which Write
   // tries by itself at most once a second: they succeed again once space is freed.
   virtual Status Write(std::span<const Reading> readings) = 0;
+  // Deletes the readings of `device_id` with sort keys in [lower, upper) (bounds as NewIterator's),
+  // options.delete_batch at a time: each WriteBatch removes its readings, their index entries
+  // and brings the device's registry record (count, first, last, latest) up to date, so a crash
+  // between batches leaves a store that is consistent, with a prefix of the range deleted.
+  // Serialised with Write. `progress`, if set, is called after each batch is written with the
+  // readings that batch removed. `*deleted` counts every reading removed, also when it fails.
+  virtual Status DeleteReadings(std::string_view device_id, std::string_view lower, std::string_view upper,
+                                const std::function<void(uint64_t removed)>& progress, uint64_t* deleted) = 0;
   // NotFound when absent.
   virtual Status Get(std::string_view device_id, std::string_view sort_key, Reading* reading) const = 0;
 

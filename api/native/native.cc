@@ -34,7 +34,7 @@ using query::SortKeyOp;
 constexpr std::size_t kDefaultLatest = 10;
 
 enum class Route {
-  kDevices, kReadings, kLatest, kItem, kAggregate, kIndexReadings, kFleetReadings, kHealthz, kReadyz, kMetrics
+  kDevices, kReadings, kDeleteReadings, kLatest, kItem, kAggregate, kIndexReadings, kFleetReadings, kHealthz, kReadyz, kMetrics
 };
 
 struct EndpointSpec {
@@ -47,6 +47,7 @@ const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kReadings{
       "readings",
       {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes"}};
+  static const EndpointSpec kDeleteReadings{"delete_readings", {"from", "to", "after", "before", "begins_with", "all"}};
   static const EndpointSpec kLatest{"latest", {"n", "attributes"}};
   static const EndpointSpec kItem{"item", {"attributes"}};
   static const EndpointSpec kAggregate{"aggregate", {"from", "to", "after", "before", "step", "fn", "attributes"}};
@@ -64,6 +65,8 @@ const EndpointSpec& SpecOf(Route route) {
       return kDevices;
     case Route::kReadings:
       return kReadings;
+    case Route::kDeleteReadings:
+      return kDeleteReadings;
     case Route::kLatest:
       return kLatest;
     case Route::kItem:
@@ -559,6 +562,40 @@ http::Response Item(const Context& context, const Match& match, const Params& pa
   return JsonResponse(http::status::ok, std::move(body));
 }
 
+// DELETE /v1/devices/{id}/readings: a range, or every reading with all=true. A delete with
+// neither is refused, so that a forgotten parameter cannot empty a device.
+http::Response DeleteReadings(const Context& context, const Match& match, const Params& params) {
+  if (!context.remove) {
+    return Error(http::status::service_unavailable, "ReadOnly", "this daemon serves a read-only store; nothing is deleted");
+  }
+  const std::string* all = Find(params, "all");
+  if (all && *all != "true") return ErrorFromStatus(Status::InvalidArgument("all: expected true, got " + Quoted(*all)));
+  const bool ranged = std::any_of(params.begin(), params.end(), [](const auto& p) { return p.first != "all"; });
+  if (all && ranged) {
+    return ErrorFromStatus(Status::InvalidArgument("all: cannot be combined with from, to, after, before or begins_with"));
+  }
+  if (!all && !ranged) {
+    return ErrorFromStatus(Status::InvalidArgument(
+        "give the range to delete (from, to, after, before or begins_with), or all=true to delete every reading of "
+        "device " + match.device_id));
+  }
+  query::KeyCondition key;
+  bool empty = false;
+  if (Status s = NativeKeyCondition(match.device_id, params, &key, &empty); !s.ok()) return ErrorFromStatus(s);
+  uint64_t deleted = 0;
+  if (!empty) {
+    if (Status s = context.remove(match.device_id, query::RangeOf(key), &deleted); !s.ok()) {
+      return Error(http::status::internal_server_error, "InternalError",
+                   s.ToString() + "; " + std::to_string(deleted) +
+                       " readings were deleted before it, the rest of the range is intact: ask again");
+    }
+  }
+  Json body = Json::object();
+  body["deviceId"] = match.device_id;
+  body["deleted"] = deleted;
+  return JsonResponse(http::status::ok, DumpJson(body));
+}
+
 http::Response Ready(const Context& context) {
   std::string detail;
   const bool ready = !context.ops.ready || context.ops.ready(&detail);
@@ -599,11 +636,13 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
                ? Error(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path))
                : ErrorFromStatus(s);
   }
-  if (request.method() != http::verb::get) {
-    http::Response res = Error(
-        http::status::method_not_allowed, "MethodNotAllowed",
-        "method " + std::string(http::ToStd(request.method_string())) + " is not allowed here; use GET");
-    res.set(http::field::allow, "GET");
+  if (match.route == Route::kReadings && request.method() == http::verb::delete_) match.route = Route::kDeleteReadings;
+  if (request.method() != http::verb::get && match.route != Route::kDeleteReadings) {
+    const bool deletable = match.route == Route::kReadings;
+    http::Response res = Error(http::status::method_not_allowed, "MethodNotAllowed",
+                               "method " + std::string(http::ToStd(request.method_string())) +
+                                   " is not allowed here; use GET" + (deletable ? " or DELETE" : ""));
+    res.set(http::field::allow, deletable ? "GET, DELETE" : "GET");
     return res;
   }
   const EndpointSpec& spec = SpecOf(match.route);
@@ -619,6 +658,8 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
       return Devices(context, params);
     case Route::kReadings:
       return Readings(context, match, params);
+    case Route::kDeleteReadings:
+      return DeleteReadings(context, match, params);
     case Route::kLatest:
       return Latest(context, match, params);
     case Route::kItem:

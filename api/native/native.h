@@ -9,6 +9,8 @@
 //                                   limit, order=asc|desc, cursor, filter, attributes
 //                                   (a bound may be a date: its first instant, storage::NormalizeBound)
 //   GET /v1/devices/{id}/latest     n (newest first), attributes
+//   DELETE /v1/devices/{id}/readings  from, to, after, before, begins_with as the GET's, or all=true
+//                                   (one of them is required): {"deviceId":…,"deleted":N}
 //   GET /v1/devices/{id}/readings/{timestamp}
 //   GET /v1/devices/{id}/aggregate  from|after, to|before, step, fn, attributes (aggregate.h)
 //   GET /v1/indexes/{name}/readings  a fleet-wide question through a secondary index (index.h)
@@ -21,6 +23,7 @@
 // takes a bare '+' before its offset (from=2026-06-23T10:00:00+02:00). Paths are percent-encoded.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -36,14 +39,22 @@ struct OpsHooks {
   std::function<bool(std::string* detail)> ready;  // GET /readyz: 200 when true, else 503
 };
 
+// What DELETE /v1/devices/{id}/readings does with the device's readings in `range`
+// (storage::Store::DeleteReadings, with its log line and metrics): `*deleted` gets the readings
+// removed, also when it fails part way. Thread-safe. Empty: deletes are refused with 503 (a
+// read-only store).
+using DeleteHook =
+    std::function<Status(std::string_view device_id, const query::SortKeyRange& range, uint64_t* deleted)>;
+
 struct Context {
   const query::ReadContext& read;
   const OpsHooks& ops;
+  const DeleteHook& remove;
 };
 
 // Thread-safe: it keeps nothing between calls. `endpoint` is set to the name reported to
-// http::ServerHooks::on_request: devices, readings, latest, item, aggregate, index_readings,
-// fleet_readings, healthz, readyz, metrics or other.
+// http::ServerHooks::on_request: devices, readings, delete_readings, latest, item, aggregate,
+// index_readings, fleet_readings, healthz, readyz, metrics or other.
 http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
 
 // The native error response; the Router uses it too (401, and what the server refuses itself).

@@ -43,6 +43,8 @@ ingest::PayloadOptions PayloadOptionsOf(const WriteOptions& options) {
   o.max_future = options.max_future;
   o.max_payload_bytes = options.max_body_bytes;
   o.max_batch = options.max_readings;
+  o.timestamp_fields = options.timestamp_fields;
+  o.device_id_fields = options.device_id_fields;
   return o;
 }
 

@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "http/handler.h"
@@ -50,6 +51,9 @@ struct WriteOptions {
   std::size_t max_readings = 10000;
   // Line protocol: the device id of a point (ingest::LineProtocolOptions::device_template).
   std::string line_device = "{tag:device}";
+  // The fields a JSON reading's timestamp and device id may come in (ingest::PayloadOptions').
+  std::vector<std::string> timestamp_fields = {std::string(storage::kReadingTsAttribute)};
+  std::vector<std::string> device_id_fields = {std::string(storage::kDeviceIdAttribute)};
 
   bool operator==(const WriteOptions&) const = default;
 };

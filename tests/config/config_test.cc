@@ -174,6 +174,8 @@ Config EveryKeyChanged() {
   c.ingest.max_future = "";
   c.ingest.max_future_seconds = std::chrono::seconds(0);
   c.ingest.line_protocol_device = "{measurement}.{tag:site}";
+  c.ingest.timestamp_fields = {"ts", "time \"utc\""};
+  c.ingest.device_id_fields = {"device"};
   c.http.listen = "[::1]:0";
   c.http.threads = 16;
   c.http.read_helpers = 0;
@@ -288,6 +290,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"[mqtt]\ntopics = [\"a\", 1]\n",
                   "mqtt.topics: must be an array of strings, got an integer in it"},
         ErrorCase{"[mqtt]\ntopics = []\n", "mqtt.topics: must list at least one topic filter"},
+        ErrorCase{"[ingest]\ntimestamp_fields = []\n",
+                  "readingsd.toml:2: ingest.timestamp_fields: must list at least one field name"},
+        ErrorCase{"[ingest]\ndevice_id_fields = [\"id\", \"\"]\n",
+                  "readingsd.toml:2: ingest.device_id_fields: a field name must be 1 to 255 bytes, got \"\""},
+        ErrorCase{"[ingest]\ntimestamp_fields = [\"ts\", \"ts\"]\n",
+                  "readingsd.toml:2: ingest.timestamp_fields: \"ts\" is listed twice"},
+        ErrorCase{"[ingest]\ntimestamp_fields = [\"ts\", \"id\"]\ndevice_id_fields = [\"id\"]\n",
+                  "readingsd.toml:3: ingest.timestamp_fields and ingest.device_id_fields both list \"id\""},
         ErrorCase{"[mqtt]\ntopics = [\"a/#/b\"]\n",
                   "mqtt.topics: \"a/#/b\": '#' is allowed only as the whole last level"},
         ErrorCase{"[mqtt]\ntopics = [\"a/b+\"]\n", "'+' is allowed only as a whole level"},

@@ -1,10 +1,14 @@
 // The device registry end to end: the real daemon ingesting from a real broker, killed with
-// SIGKILL and restarted, then asked through GET /v1/devices and `readingsd devices`.
+// SIGKILL and restarted, then asked through GET /v1/devices and `readingsd devices`; and deletes
+// through `readingsd delete`, with auth on.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <thread>
+
+#include "daemon/http_client.h"
 
 #include "tests/daemon/daemon_harness.h"
 #include "tests/support/mosquitto_broker.h"
@@ -125,6 +129,57 @@ TEST(DevicesE2E, DevicesCommandPrintsTheRegistryAsATable) {
   EXPECT_EQ(bad, 64) << message;
   EXPECT_NE(message.find("limit"), std::string::npos) << message;
   EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+TEST(DevicesE2E, DeleteCommandDeletesThroughTheDaemonWithItsToken) {
+  TempDir dir("readingsd-delete-e2e");
+  std::ofstream(dir.File("tokens")) << "s3cret\n";
+  const std::string tokens = "--http.auth_token_file=" + dir.File("tokens");
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port(), .extra_args = {tokens}});
+  daemon.StartUnready();  // /readyz itself needs the token
+  const std::string port = std::to_string(daemon.http_port());
+  auto get = [&](const std::string& target) {
+    daemon::HttpGetResult res;
+    EXPECT_TRUE(daemon::HttpGet("127.0.0.1", port, target, "s3cret", seconds(5), &res).ok());
+    return res;
+  };
+  for (int i = 0; i < 300 && get("/readyz").status != 200; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(get("/readyz").status, 200) << daemon.log();
+  ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = Readings(30, 3)}).exit_code, 0);
+  ASSERT_EQ(daemon.WaitForStored(DeviceIds(3), 30, seconds(30)), 30u);
+  const std::string listen = "--http.listen=127.0.0.1:" + port;
+
+  // Without the token nothing is deleted; without a range the command refuses.
+  daemon::HttpGetResult anonymous;
+  ASSERT_TRUE(daemon::HttpDelete("127.0.0.1", port, "/v1/devices/dev00001/readings?all=true", "", seconds(5), &anonymous).ok());
+  EXPECT_EQ(anonymous.status, 401);
+  auto [no_range, refusal] = RunReadingsd({listen, tokens, "delete", "--device", "dev00001"});
+  EXPECT_EQ(no_range, 64) << refusal;
+  EXPECT_NE(refusal.find("or all=true to delete every reading of device dev00001"), std::string::npos) << refusal;
+
+  // dev0000N (N = 1..3) has a reading a second from 2026-06-23T00:00:00Z.
+  auto [ranged, said] = RunReadingsd({listen, tokens, "delete", "--device", "dev00001", "--from",
+                                      "2026-06-23T00:00:02Z", "--before", "2026-06-23T00:00:05Z"});
+  ASSERT_EQ(ranged, 0) << said;
+  EXPECT_EQ(said, "deleted 3 readings of device dev00001\n");
+  auto [all, said_all] = RunReadingsd({listen, tokens, "delete", "--device", "dev00002", "--all"});
+  ASSERT_EQ(all, 0) << said_all;
+  EXPECT_EQ(said_all, "deleted 10 readings of device dev00002\n");
+
+  const json devices = json::parse(get("/v1/devices").body);
+  ASSERT_EQ(devices["devices"].size(), 2u) << devices.dump();
+  EXPECT_EQ(devices["devices"][0]["deviceId"], "dev00001");
+  EXPECT_EQ(devices["devices"][0]["readings"], 7);
+  EXPECT_EQ(devices["devices"][1]["deviceId"], "dev00003");
+  EXPECT_EQ(json::parse(get("/v1/devices/dev00001/readings").body)["count"], 7);
+  EXPECT_EQ(MetricValue(get("/metrics").body, "readingsd_readings_deleted_total"), 13);
+  EXPECT_NE(daemon.log().find("delete: device dev00001, readings from 2026-06-23T00:00:02.000000000Z to "
+                              "2026-06-23T00:00:04.999999999Z: 3 deleted"),
+            std::string::npos)
+      << daemon.log();
+  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_EQ(daemon.StoredKeys(DeviceIds(3)).size(), 17u);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <random>
@@ -317,14 +319,47 @@ TEST(IngestE2E, MqttV5SessionSurvivesTheDaemonBeingDown) {
 TEST(IngestE2E, RejectedMessagesGoToTheDeadLetterTopicWithTheirReason) {
   MosquittoBroker broker;
   Subscriber dead_letters({.port = broker.port(), .client_id = "dlq-reader", .topic = "readingsd/rejected"});
-  Daemon daemon({.broker_port = broker.port(), .extra_args = {"--mqtt.dead_letter_topic=readingsd/rejected"}});
+  Daemon daemon({.broker_port = broker.port(),
+                 .extra_args = {"--mqtt.dead_letter_topic=readingsd/rejected", "--mqtt.max_payload_bytes=4096"}});
   daemon.Start();
-  PublishAll(broker.port(), {{"sensors/d1/readings", R"({"readingTs":"tomorrow"})"}});
-  ASSERT_TRUE(dead_letters.WaitForCount(1, std::chrono::seconds(10)));
-  auto message = dead_letters.messages().at(0);
-  EXPECT_NE(message.payload.find(R"("reason":"invalid_timestamp")"), std::string::npos) << message.payload;
-  EXPECT_NE(message.payload.find(R"("topic":"sensors/d1/readings")"), std::string::npos) << message.payload;
-  EXPECT_NE(message.payload.find("tomorrow"), std::string::npos) << message.payload;
+  // One reading refused alone; a batch whose readings 1 and 3 are refused among stored ones; a
+  // payload over the cap (as the issue's 2 MB against 256 KB); one that is not JSON.
+  const std::string oversize = R"([{"readingTs":"2026-06-23T08:00:00Z","pad":")" + std::string(10000, 'x') + R"("}])";
+  PublishAll(broker.port(),
+             {{"sensors/d1/readings", R"({"readingTs":"tomorrow"})"},
+              {"sensors/d2/readings", R"([{"readingTs":"2026-06-23T08:00:00Z","t":1},{"readingTs":"yesterday","t":2},
+                                         {"readingTs":"2026-06-23T08:00:02Z","t":3},{"t":4}])"},
+              {"sensors/d3/readings", oversize},
+              {"sensors/d4/readings", "{not json"}});
+  ASSERT_TRUE(dead_letters.WaitForCount(5, std::chrono::seconds(10))) << daemon.log();
+  EXPECT_EQ(daemon.WaitForStored({"d2"}, 2, std::chrono::seconds(10)), 2u);
+  std::vector<nlohmann::json> envelopes;
+  for (const auto& m : dead_letters.messages()) envelopes.push_back(nlohmann::json::parse(m.payload));
+  ASSERT_EQ(envelopes.size(), 5u);
+
+  EXPECT_EQ(envelopes[0]["message"].get<std::string>().rfind("invalid timestamp \"tomorrow\": expected", 0), 0u);
+  envelopes[0].erase("message");
+  EXPECT_EQ(envelopes[0], nlohmann::json::parse(R"({"reason":"invalid_timestamp","topic":"sensors/d1/readings",
+      "device":"d1","index":0,"reading":{"readingTs":"tomorrow"}})"))
+      << envelopes[0].dump();
+  // Only the refused readings of the batch, each with its index: nothing of t=1 or t=3.
+  EXPECT_EQ(envelopes[1]["index"], 1);
+  EXPECT_EQ(envelopes[1]["reason"], "invalid_timestamp");
+  EXPECT_EQ(envelopes[1]["reading"], nlohmann::json::parse(R"({"readingTs":"yesterday","t":2})"));
+  EXPECT_EQ(envelopes[2]["index"], 3);
+  EXPECT_EQ(envelopes[2]["reason"], "missing_timestamp");
+  EXPECT_EQ(envelopes[2]["reading"], nlohmann::json::parse(R"({"t":4})"));
+  EXPECT_EQ(envelopes[2]["device"], "d2");
+  // Refused whole: a bounded head and the size, never the whole payload again.
+  EXPECT_EQ(envelopes[3]["reason"], "oversize");
+  EXPECT_EQ(envelopes[3]["payloadBytes"], oversize.size());
+  EXPECT_EQ(envelopes[3]["truncated"], true);
+  EXPECT_EQ(envelopes[3]["payload"], oversize.substr(0, 1024));
+  EXPECT_FALSE(envelopes[3].contains("reading"));
+  EXPECT_LT(dead_letters.messages()[3].payload.size(), 1500u);
+  EXPECT_EQ(envelopes[4]["reason"], "malformed_json");
+  EXPECT_EQ(envelopes[4]["payload"], "{not json");
+  EXPECT_EQ(envelopes[4]["truncated"], false);
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 

@@ -48,6 +48,8 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   window.min_timestamp = "";
   window.max_future_seconds = std::chrono::seconds(0);
   window.line_protocol_device = "{tag:host}";
+  window.timestamp_fields = {"ts", "time"};
+  window.device_id_fields = {"device"};
   const api::RouterOptions router = RouterOptionsFrom(c, window, {"tok"});
   EXPECT_EQ(router.table_name, "t");
   EXPECT_EQ(router.region, "eu-west-1");
@@ -62,6 +64,14 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   EXPECT_EQ(router.write.min_sort_key, "");
   EXPECT_EQ(router.write.max_future, std::chrono::seconds(0));
   EXPECT_EQ(router.write.line_device, "{tag:host}");
+  EXPECT_EQ(router.write.timestamp_fields, (std::vector<std::string>{"ts", "time"}));
+  EXPECT_EQ(router.write.device_id_fields, std::vector<std::string>{"device"});
+  // MQTT and import take them from the ingest options.
+  const ingest::PayloadOptions payload = IngestOptionsFrom(config::MqttConfig{}, window).payload;
+  EXPECT_EQ(payload.timestamp_fields, (std::vector<std::string>{"ts", "time"}));
+  EXPECT_EQ(payload.device_id_fields, std::vector<std::string>{"device"});
+  EXPECT_EQ(IngestOptionsFrom(config::MqttConfig{}, config::IngestConfig{}).payload.timestamp_fields,
+            ingest::PayloadOptions{}.timestamp_fields);
 }
 
 }  // namespace

@@ -77,6 +77,10 @@ class GatedStore : public storage::Store {
     --permits_;
     return inner_->Write(rs);
   }
+  Status DeleteReadings(std::string_view d, std::string_view lo, std::string_view hi,
+                        const std::function<void(uint64_t)>& progress, uint64_t* deleted) override {
+    return inner_->DeleteReadings(d, lo, hi, progress, deleted);
+  }
   Status Get(std::string_view d, std::string_view s, storage::Reading* r) const override { return inner_->Get(d, s, r); }
   std::unique_ptr<storage::PartitionIterator> NewIterator(std::string_view d, std::string_view lo,
                                                           std::string_view hi) const override {

@@ -211,7 +211,7 @@ TEST(Payload, EveryRejectReason) {
   EXPECT_EQ(OnlyRejection(Parse(R"({"deviceId":5,"readingTs":"2026-06-23T08:00:00Z"})")),
             RejectReason::kInvalidDeviceId);
   EXPECT_EQ(OnlyRejection(Parse(R"({"t":1})")), RejectReason::kMissingTimestamp);
-  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":1782201600})")), RejectReason::kInvalidTimestamp);
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":true})")), RejectReason::kInvalidTimestamp);
   EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-02-30T00:00:00Z"})")), RejectReason::kInvalidTimestamp);
   EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"2026-06-23T08:00:00Z","l":[1]})")),
             RejectReason::kInvalidAttribute);
@@ -222,6 +222,84 @@ TEST(Payload, EveryRejectReason) {
   EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"1970-01-01T00:00:00Z"})")), RejectReason::kTimestampTooOld);
   EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":"9999-01-01T00:00:00Z"})")), RejectReason::kTimestampInFuture);
   for (RejectReason r : kAllRejectReasons) EXPECT_NE(ReasonName(r), "unknown");
+}
+
+TEST(Payload, EpochNumbersAreTimestampsInTheUnitTheirDigitsTell) {
+  // 2026-06-23T08:00:00Z in seconds, milliseconds, microseconds and nanoseconds, and fractions.
+  const std::string want = "2026-06-23T08:00:00.000000000Z";
+  for (const char* ts : {"1782201600", "1782201600000", "1782201600000000", "1782201600000000000"}) {
+    auto m = Parse(std::string(R"({"readingTs":)") + ts + R"(,"t":1})");
+    ASSERT_EQ(m.readings.size(), 1u) << ts << ": " << (m.rejections.empty() ? "" : m.rejections[0].message);
+    EXPECT_EQ(m.readings[0].sort_key, want) << ts;
+  }
+  auto fractions = Parse(R"([{"readingTs":1782201600.123456789},{"readingTs":1782201600123.5},
+                             {"readingTs":1782201600123456.789},{"readingTs":1782201600.5}])");
+  ASSERT_EQ(fractions.readings.size(), 4u);
+  EXPECT_EQ(fractions.readings[0].sort_key, "2026-06-23T08:00:00.123456789Z");
+  EXPECT_EQ(fractions.readings[1].sort_key, "2026-06-23T08:00:00.123500000Z");
+  EXPECT_EQ(fractions.readings[2].sort_key, "2026-06-23T08:00:00.123456789Z");
+  EXPECT_EQ(fractions.readings[3].sort_key, "2026-06-23T08:00:00.500000000Z");
+  // The same instant as a string and as a number is one key: a redelivery in the other form
+  // overwrites, it does not duplicate.
+  EXPECT_EQ(Parse(R"({"readingTs":"2026-06-23T10:00:00+02:00"})").readings.at(0).sort_key, want);
+
+  // Ambiguous or malformed numbers are refused, each saying why.
+  auto message = [](const std::string& ts) {
+    auto m = Parse(R"({"readingTs":)" + ts + "}");
+    EXPECT_EQ(OnlyRejection(m), RejectReason::kInvalidTimestamp) << ts;
+    return m.rejections.empty() ? std::string() : m.rejections[0].message;
+  };
+  EXPECT_EQ(message("17822016"),
+            "epoch timestamp 17822016 has 8 digits, so its unit is ambiguous: seconds, milliseconds, "
+            "microseconds and nanoseconds since 1970 have 9-11, 12-14, 15-17 and 18-20 digits (from 1973 on)");
+  EXPECT_NE(message("178220160000000000000").find("has 21 digits"), std::string::npos);
+  EXPECT_NE(message("-1782201600").find("must be plain digits"), std::string::npos);
+  EXPECT_NE(message("1.7822016e9").find("must be plain digits"), std::string::npos);
+  EXPECT_NE(message("1782201600000000.1234").find("finer than a nanosecond"), std::string::npos);
+  EXPECT_NE(message("99999999999999999999").find("after 2262"), std::string::npos);
+  // In range but implausible, as for a string: the window applies.
+  EXPECT_EQ(OnlyRejection(Parse(R"({"readingTs":200000000})")), RejectReason::kTimestampTooOld);  // 1976
+}
+
+TEST(Payload, TheTimestampAndDeviceIdFieldsAreConfigurable) {
+  PayloadOptions options;
+  options.timestamp_fields = {"readingTs", "ts", "time"};
+  options.device_id_fields = {"deviceId", "device"};
+  auto m = Parse(R"([{"device":"d1","ts":1782201600000,"t":1},{"time":"2026-06-23T08:00:01Z","t":2},
+                     {"deviceId":"a1","readingTs":"2026-06-23T08:00:02Z"}])",
+                 "sensors/a1/readings", options);
+  // d1 differs from the topic's a1.
+  ASSERT_EQ(m.readings.size(), 2u);
+  EXPECT_EQ(m.readings[0].device_id, "a1");
+  EXPECT_EQ(m.readings[0].sort_key, "2026-06-23T08:00:01.000000000Z");
+  ASSERT_EQ(m.readings[0].attributes.size(), 1u);  // the timestamp field is the key, not an attribute
+  EXPECT_EQ(m.rejections.at(0).reason, RejectReason::kDeviceIdMismatch);
+  EXPECT_EQ(m.rejections.at(0).message, "device \"d1\" differs from \"a1\" that the topic or path names");
+
+  auto payload_only = options;
+  payload_only.device_id_topic = "";
+  auto named = Parse(R"({"device":"d1","ts":1782201600000,"t":1})", "x", payload_only);
+  ASSERT_EQ(named.readings.size(), 1u);
+  EXPECT_EQ(named.readings[0].device_id, "d1");
+  EXPECT_EQ(named.readings[0].sort_key, "2026-06-23T08:00:00.000000000Z");
+
+  // Two fields of one list in one reading: refused, naming both (in the parsed object's key order).
+  auto two = Parse(R"({"ts":1782201600,"time":1782201601})", "sensors/a1/readings", options);
+  EXPECT_EQ(OnlyRejection(two), RejectReason::kInvalidTimestamp);
+  EXPECT_EQ(two.rejections.at(0).message, "both \"time\" and \"ts\" hold a timestamp; send one");
+  auto both_ids = Parse(R"({"device":"a1","deviceId":"a1","ts":1782201600})", "sensors/a1/readings", options);
+  EXPECT_EQ(OnlyRejection(both_ids), RejectReason::kInvalidDeviceId);
+  // None: the message lists the fields.
+  auto none = Parse(R"({"t":1})", "x", payload_only);
+  ASSERT_EQ(none.rejections.size(), 1u);
+  EXPECT_EQ(none.rejections[0].message, "no deviceId or device in the payload, the topic or the path");
+  auto no_ts = Parse(R"({"t":1})", "sensors/a1/readings", options);
+  EXPECT_EQ(no_ts.rejections.at(0).message, "no readingTs, ts or time");
+  // A field outside the lists is an attribute like any other; one of the key names is refused.
+  options.timestamp_fields = {"ts"};
+  EXPECT_EQ(OnlyRejection(Parse(R"({"ts":1782201600,"readingTs":"2026-06-23T08:00:00Z"})", "sensors/a1/readings",
+                                options)),
+            RejectReason::kInvalidAttribute);
 }
 
 // `levels` nested objects {"a":{"a":…1…}} as the attribute "m" of an otherwise valid reading, so

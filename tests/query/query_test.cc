@@ -84,6 +84,10 @@ class ObservedStore : public storage::Store {
 
   Status Put(const Reading&) override { return Status::InvalidArgument("read only"); }
   Status Write(std::span<const Reading>) override { return Status::InvalidArgument("read only"); }
+  Status DeleteReadings(std::string_view, std::string_view, std::string_view, const std::function<void(uint64_t)>&,
+                        uint64_t*) override {
+    return Status::InvalidArgument("read only");
+  }
   Status Get(std::string_view device_id, std::string_view sort_key, Reading* reading) const override {
     return store_.Get(device_id, sort_key, reading);
   }

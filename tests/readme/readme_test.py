@@ -60,6 +60,7 @@ EXPECT = [
     (r"^\./build/readingsd devices$", r"a1b2\s+3\s+2026-06-23T08:00:00"),
     (r"/v1/readings -d '\[", r'"written":1,"rejected":\[\{"index":1,"reason":"invalid_timestamp"'),
     (r"^\./build/readingsd import a1b2\.csv$", r"imported 3 readings from 1 file"),
+    (r"^\./build/readingsd delete --device b7 ", r"^deleted 1 reading of device b7$"),
     (r"^aws dynamodb query", r'"Count": 3\b'),
     (r"9090/api/v1/query --data-urlencode", r'"value":\[1782201900,"22"\]'),
     (r"--print-config --storage.retention=30d", r'retention = "30d"'),
