@@ -18,6 +18,7 @@
 #include "ingest/mqtt_ingest.h"
 #include "ingest/write.h"
 #include "metrics/exporter.h"
+#include "storage/index.h"
 #include "storage/key.h"
 #include "storage/store.h"
 
@@ -193,16 +194,44 @@ sigset_t BlockHandledSignals() {
   return set;
 }
 
+// The index names, in declaration order.
+std::vector<std::string> IndexNames(const storage::Store& store) {
+  std::vector<std::string> names;
+  for (const storage::IndexStatus& index : store.Indexes()) names.push_back(index.spec.name);
+  return names;
+}
+
 // What every way in (MQTT, the write API) reports: its writes and refusals, to the exporter and
-// the log.
-ingest::IngestHooks WriteHooks(metrics::Exporter* exporter, Log* log) {
+// the log. A written reading loads its device's partition and, in each index it has an entry
+// in, that index's partition (the hotness of each index is its own).
+ingest::IngestHooks WriteHooks(const storage::Store& store, metrics::Exporter* exporter, Log* log) {
+  struct IndexHotness {
+    storage::IndexSpec spec;
+    metrics::HotnessTracker* tracker;
+  };
+  std::vector<IndexHotness> indexes;
+  for (const storage::IndexStatus& index : store.Indexes()) {
+    indexes.push_back({index.spec, exporter->index_hotness(index.spec.name)});
+  }
   ingest::IngestHooks hooks;
   hooks.log = [log](LogLevel level, std::string_view msg) { log->Write(level, msg); };
-  hooks.on_batch_written = [exporter](std::span<const storage::Reading> batch, std::chrono::duration<double> seconds) {
+  hooks.on_batch_written = [exporter, indexes = std::move(indexes)](std::span<const storage::Reading> batch,
+                                                                    std::chrono::duration<double> seconds) {
     exporter->write_batch_size().Observe(static_cast<double>(batch.size()));
     exporter->write_batch_seconds().Observe(seconds.count());
     exporter->readings_ingested().Increment(static_cast<double>(batch.size()));
-    for (const auto& r : batch) exporter->hotness().RecordWrite(storage::PartitionKey(r.device_id), storage::ItemSize(r));
+    std::string partition;
+    for (const auto& r : batch) {
+      const std::size_t size = storage::ItemSize(r);
+      exporter->hotness().RecordWrite(storage::PartitionKey(r.device_id), size);
+      if (indexes.empty()) continue;
+      const std::vector<storage::AttributeView> attributes = storage::ViewsOf(r.attributes);
+      for (const IndexHotness& index : indexes) {
+        if (storage::IndexEntryPartition(index.spec, r.device_id, r.sort_key, attributes, &partition)) {
+          index.tracker->RecordWrite(partition, size);
+        }
+      }
+    }
   };
   hooks.on_rejected = [exporter, log](std::string_view topic, const ingest::Rejection& r) {
     const std::string reason(ingest::ReasonName(r.reason));
@@ -305,7 +334,8 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
                                    "readings untouched");
   }
 
-  metrics::Exporter exporter(HotnessOptionsFrom(config.metrics));
+  metrics::Exporter exporter(HotnessOptionsFrom(config.metrics), metrics::HotnessTracker::Clock::now,
+                             IndexNames(*store));
   exporter.SetStoreFiguresSource([&store] {
     storage::StoreStats st = store->Stats();
     return metrics::StoreFigures{st.sst_bytes, st.memtable_bytes, st.pending_compaction_bytes, st.stall_micros,
@@ -346,7 +376,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
   };
-  const ingest::IngestHooks ingest_hooks = WriteHooks(&exporter, &log);
+  const ingest::IngestHooks ingest_hooks = WriteHooks(*store, &exporter, &log);
   router_hooks.write.write = [&store, &ingest_hooks](std::span<const storage::Reading> readings) {
     return ingest::WriteReadings(store.get(), ingest_hooks, readings);
   };

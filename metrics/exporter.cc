@@ -49,8 +49,8 @@ Family<Histogram>& HistogramFamily(Registry& registry, const std::string& name,
 }  // namespace
 
 Exporter::PartitionSeries::PartitionSeries(Family<Gauge>& items, Family<Gauge>& units_per_second,
-                                           Family<Gauge>& hot)
-    : items_(items), units_per_second_(units_per_second), hot_(hot) {}
+                                           Family<Gauge>& hot, prometheus::Labels labels)
+    : items_(items), units_per_second_(units_per_second), hot_(hot), labels_(std::move(labels)) {}
 
 void Exporter::PartitionSeries::Publish(const std::vector<PartitionLoad>& top) {
   // Remove before adding, so the number of series never exceeds top_k.
@@ -70,7 +70,8 @@ void Exporter::PartitionSeries::Publish(const std::vector<PartitionLoad>& top) {
   for (const PartitionLoad& load : top) {
     auto [it, inserted] = by_partition_.try_emplace(load.partition);
     if (inserted) {
-      const prometheus::Labels labels{{"partition", load.partition}};
+      prometheus::Labels labels = labels_;
+      labels.emplace("partition", load.partition);
       it->second = {&items_.Add(labels), &units_per_second_.Add(labels), &hot_.Add(labels)};
     }
     it->second.items->Set(static_cast<double>(load.items));
@@ -79,9 +80,58 @@ void Exporter::PartitionSeries::Publish(const std::vector<PartitionLoad>& top) {
   }
 }
 
+Exporter::HotnessFamilies::HotnessFamilies(Registry& registry)
+    : writes(GaugeFamily(registry, "readingsd_partition_writes",
+                         "Writes to the partition in the window (estimate), top-K partitions only.")),
+      write_units_per_second(GaugeFamily(registry, "readingsd_partition_write_units_per_second",
+                                         "Write capacity units per second on the partition (estimate).")),
+      write_hot(GaugeFamily(registry, "readingsd_partition_hot",
+                            "1 when the partition surely exceeds the per-partition WCU/s limit.")),
+      reads(GaugeFamily(registry, "readingsd_partition_reads",
+                        "Items read from the partition in the window (estimate), top-K only.")),
+      read_units_per_second(GaugeFamily(registry, "readingsd_partition_read_units_per_second",
+                                        "Read capacity units per second on the partition (estimate).")),
+      read_hot(GaugeFamily(registry, "readingsd_partition_read_hot",
+                           "1 when the partition surely exceeds the per-partition RCU/s limit.")),
+      distinct(GaugeFamily(registry, "readingsd_partitions_distinct",
+                           "Distinct partitions written in the window (estimate).")),
+      top_share(GaugeFamily(registry, "readingsd_partition_top_share",
+                            "Share of window write units on the hottest partition (lower bound).")),
+      topk_share(GaugeFamily(registry, "readingsd_partition_topk_share",
+                             "Share of window write units on the top-K partitions (lower bound).")),
+      concentration_index(GaugeFamily(registry, "readingsd_partition_concentration_index",
+                                      "Herfindahl-Hirschman index of write-unit shares over the top-K (lower "
+                                      "bound).")),
+      low_cardinality(GaugeFamily(registry, "readingsd_low_cardinality_partition_key",
+                                  "1 when the partition key concentrates writes on few partitions.")) {}
+
+Exporter::KeyHotness::KeyHotness(HotnessFamilies& families, const prometheus::Labels& labels,
+                                 const HotnessOptions& options,
+                                 std::function<HotnessTracker::Clock::time_point()> now)
+    : tracker(options, std::move(now)),
+      write_series(families.writes, families.write_units_per_second, families.write_hot, labels),
+      read_series(families.reads, families.read_units_per_second, families.read_hot, labels),
+      distinct(families.distinct.Add(labels)),
+      top_share(families.top_share.Add(labels)),
+      topk_share(families.topk_share.Add(labels)),
+      concentration_index(families.concentration_index.Add(labels)),
+      low_cardinality(families.low_cardinality.Add(labels)) {}
+
+void Exporter::KeyHotness::Publish(const HotnessReport& report) {
+  write_series.Publish(report.writes.top);
+  read_series.Publish(report.reads.top);
+  distinct.Set(report.writes.distinct_partitions);
+  top_share.Set(report.writes.top_share);
+  topk_share.Set(report.writes.topk_share);
+  concentration_index.Set(report.writes.concentration_index);
+  low_cardinality.Set(report.low_cardinality_partition_key ? 1 : 0);
+}
+
 Exporter::Exporter(const HotnessOptions& hotness_options,
-                   std::function<HotnessTracker::Clock::time_point()> now)
-    : hotness_(hotness_options, std::move(now)),
+                   std::function<HotnessTracker::Clock::time_point()> now,
+                   const std::vector<std::string>& indexes)
+    : hotness_families_(registry_),
+      table_hotness_(hotness_families_, {}, hotness_options, now),
       readings_ingested_(CounterFamily(registry_, "readingsd_readings_ingested_total",
                                        "Readings accepted from MQTT and written to the store.")
                              .Add({})),
@@ -118,20 +168,6 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
           registry_, "readingsd_broker_dropped_messages_total",
           "Messages the MQTT broker dropped for full client queues, all clients, since it started, as it "
           "reports them ($SYS/broker/publish/messages/dropped); absent until it does.")),
-      partitions_distinct_(SingleGauge(registry_, "readingsd_partitions_distinct",
-                                       "Distinct partitions written in the window (estimate).")),
-      partition_top_share_(
-          SingleGauge(registry_, "readingsd_partition_top_share",
-                      "Share of window write units on the hottest partition (lower bound).")),
-      partition_topk_share_(
-          SingleGauge(registry_, "readingsd_partition_topk_share",
-                      "Share of window write units on the top-K partitions (lower bound).")),
-      partition_concentration_index_(SingleGauge(
-          registry_, "readingsd_partition_concentration_index",
-          "Herfindahl-Hirschman index of write-unit shares over the top-K (lower bound).")),
-      low_cardinality_partition_key_(
-          SingleGauge(registry_, "readingsd_low_cardinality_partition_key",
-                      "1 when the partition key concentrates writes on few partitions.")),
       store_{SingleGauge(registry_, "readingsd_rocksdb_sst_bytes", "Total size of SST files."),
              SingleGauge(registry_, "readingsd_rocksdb_memtable_bytes",
                          "Size of active and unflushed memtables."),
@@ -154,21 +190,16 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
                  .Add({}),
              SingleGauge(registry_, "readingsd_rocksdb_wal_syncs",
                          "Cumulative fsyncs of the write-ahead log: one per group commit with "
-                         "storage.sync = true.")},
-      write_series_(
-          GaugeFamily(registry_, "readingsd_partition_writes",
-                      "Writes to the partition in the window (estimate), top-K partitions only."),
-          GaugeFamily(registry_, "readingsd_partition_write_units_per_second",
-                      "Write capacity units per second on the partition (estimate)."),
-          GaugeFamily(registry_, "readingsd_partition_hot",
-                      "1 when the partition surely exceeds the per-partition WCU/s limit.")),
-      read_series_(
-          GaugeFamily(registry_, "readingsd_partition_reads",
-                      "Items read from the partition in the window (estimate), top-K only."),
-          GaugeFamily(registry_, "readingsd_partition_read_units_per_second",
-                      "Read capacity units per second on the partition (estimate)."),
-          GaugeFamily(registry_, "readingsd_partition_read_hot",
-                      "1 when the partition surely exceeds the per-partition RCU/s limit.")) {}
+                         "storage.sync = true.")} {
+  for (const std::string& index : indexes) {
+    index_hotness_.try_emplace(index, hotness_families_, prometheus::Labels{{"index", index}}, hotness_options, now);
+  }
+}
+
+HotnessTracker* Exporter::index_hotness(std::string_view index) {
+  auto it = index_hotness_.find(index);
+  return it == index_hotness_.end() ? nullptr : &it->second.tracker;
+}
 
 Counter& Exporter::readings_rejected(const std::string& reason) {
   return readings_rejected_.Add({{"reason", reason}});
@@ -209,20 +240,11 @@ void Exporter::SetStoreFiguresSource(std::function<StoreFigures()> source) {
 std::string Exporter::Serialize() {
   {
     std::lock_guard lock(publish_mutex_);
-    Publish(hotness_.Report());
+    table_hotness_.Publish(table_hotness_.tracker.Report());
+    for (auto& [name, key] : index_hotness_) key.Publish(key.tracker.Report());
     if (store_figures_) Publish(store_figures_());
   }
   return prometheus::TextSerializer().Serialize(registry_.Collect());
-}
-
-void Exporter::Publish(const HotnessReport& report) {
-  write_series_.Publish(report.writes.top);
-  read_series_.Publish(report.reads.top);
-  partitions_distinct_.Set(report.writes.distinct_partitions);
-  partition_top_share_.Set(report.writes.top_share);
-  partition_topk_share_.Set(report.writes.topk_share);
-  partition_concentration_index_.Set(report.writes.concentration_index);
-  low_cardinality_partition_key_.Set(report.low_cardinality_partition_key ? 1 : 0);
 }
 
 void Exporter::Publish(const StoreFigures& figures) {

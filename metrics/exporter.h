@@ -1,9 +1,13 @@
 // Exporter: readingsd's Prometheus metrics, rendered as text by Serialize() for whatever HTTP
 // server the daemon runs (prometheus-cpp core only, no server here).
 //
-// Partition hotness comes from the owned HotnessTracker and is published at Serialize() time.
-// Per-partition series exist only for the current top-K: a partition that drops out has its
-// series removed, so series stay at most 2 * 3 * top_k plus a fixed set, whatever the fleet.
+// Partition hotness comes from the owned HotnessTrackers and is published at Serialize() time:
+// one for the table (device partitions; its series carry no index label) and one per declared
+// secondary index (its partitions; series labelled {index="name"}), so that an index whose key
+// funnels every write into a few partitions raises its own low-cardinality flag without hiding
+// the table's. Per-partition series exist only for the current top-K: a partition that drops out
+// has its series removed, so series stay at most (1 + indexes) * (2 * 3 * top_k + 5) plus a
+// fixed set, whatever the fleet.
 //
 // Operational metrics are plain prometheus-cpp objects handed out by reference; the references
 // stay valid for the Exporter's lifetime and are safe to use from any thread. The labelled ones
@@ -15,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -47,14 +52,20 @@ struct StoreFigures {
 
 class Exporter {
  public:
+  // `indexes`: the names of the declared secondary indexes, each with its own hotness.
   explicit Exporter(const HotnessOptions& hotness_options = {},
                     std::function<HotnessTracker::Clock::time_point()> now =
-                        HotnessTracker::Clock::now);
+                        HotnessTracker::Clock::now,
+                    const std::vector<std::string>& indexes = {});
 
   Exporter(const Exporter&) = delete;
   Exporter& operator=(const Exporter&) = delete;
 
-  HotnessTracker& hotness() { return hotness_; }
+  // The table's partitions ("DEV#" + device id).
+  HotnessTracker& hotness() { return table_hotness_.tracker; }
+  // The partitions of a declared index (partition values with their shard suffix); null for a
+  // name not given to the constructor.
+  HotnessTracker* index_hotness(std::string_view index);
 
   // readingsd_readings_ingested_total
   prometheus::Counter& readings_ingested() { return readings_ingested_; }
@@ -99,9 +110,10 @@ class Exporter {
   // The per-partition series of one direction, kept equal to the current top-K.
   class PartitionSeries {
    public:
+    // `labels`: what every series carries besides its partition.
     PartitionSeries(prometheus::Family<prometheus::Gauge>& items,
                     prometheus::Family<prometheus::Gauge>& units_per_second,
-                    prometheus::Family<prometheus::Gauge>& hot);
+                    prometheus::Family<prometheus::Gauge>& hot, prometheus::Labels labels);
     void Publish(const std::vector<PartitionLoad>& top);
 
    private:
@@ -113,7 +125,40 @@ class Exporter {
     prometheus::Family<prometheus::Gauge>& items_;
     prometheus::Family<prometheus::Gauge>& units_per_second_;
     prometheus::Family<prometheus::Gauge>& hot_;
+    prometheus::Labels labels_;
     std::unordered_map<std::string, Gauges> by_partition_;
+  };
+
+  // The hotness metric families, shared by the table and the indexes.
+  struct HotnessFamilies {
+    explicit HotnessFamilies(prometheus::Registry& registry);
+    prometheus::Family<prometheus::Gauge>& writes;
+    prometheus::Family<prometheus::Gauge>& write_units_per_second;
+    prometheus::Family<prometheus::Gauge>& write_hot;
+    prometheus::Family<prometheus::Gauge>& reads;
+    prometheus::Family<prometheus::Gauge>& read_units_per_second;
+    prometheus::Family<prometheus::Gauge>& read_hot;
+    prometheus::Family<prometheus::Gauge>& distinct;
+    prometheus::Family<prometheus::Gauge>& top_share;
+    prometheus::Family<prometheus::Gauge>& topk_share;
+    prometheus::Family<prometheus::Gauge>& concentration_index;
+    prometheus::Family<prometheus::Gauge>& low_cardinality;
+  };
+
+  // One key's tracker and series: the table's (labels {}) or an index's ({index="name"}).
+  struct KeyHotness {
+    KeyHotness(HotnessFamilies& families, const prometheus::Labels& labels, const HotnessOptions& options,
+               std::function<HotnessTracker::Clock::time_point()> now);
+    void Publish(const HotnessReport& report);
+
+    HotnessTracker tracker;
+    PartitionSeries write_series;
+    PartitionSeries read_series;
+    prometheus::Gauge& distinct;
+    prometheus::Gauge& top_share;
+    prometheus::Gauge& topk_share;
+    prometheus::Gauge& concentration_index;
+    prometheus::Gauge& low_cardinality;
   };
 
   struct StoreGauges {
@@ -129,11 +174,13 @@ class Exporter {
     prometheus::Gauge& wal_syncs;
   };
 
-  void Publish(const HotnessReport& report);
   void Publish(const StoreFigures& figures);
 
   prometheus::Registry registry_;  // first: everything below lives in it
-  HotnessTracker hotness_;
+  HotnessFamilies hotness_families_;
+  KeyHotness table_hotness_;
+  // Filled by the constructor, unchanged after: lookups need no lock.
+  std::map<std::string, KeyHotness, std::less<>> index_hotness_;
 
   prometheus::Counter& readings_ingested_;
   prometheus::Counter& readings_deleted_;
@@ -157,16 +204,9 @@ class Exporter {
   prometheus::Counter* broker_dropped_series_ = nullptr;  // until the first report
   std::uint64_t broker_dropped_total_ = 0;
 
-  prometheus::Gauge& partitions_distinct_;
-  prometheus::Gauge& partition_top_share_;
-  prometheus::Gauge& partition_topk_share_;
-  prometheus::Gauge& partition_concentration_index_;
-  prometheus::Gauge& low_cardinality_partition_key_;
   StoreGauges store_;
 
   std::mutex publish_mutex_;  // one scrape at a time updates series and reads the store source
-  PartitionSeries write_series_;
-  PartitionSeries read_series_;
   std::function<StoreFigures()> store_figures_;
 };
 

@@ -57,24 +57,26 @@ std::string TimeBucket(IndexPartition partition, std::string_view sort_key) {
   return std::string(sort_key.substr(0, partition == IndexPartition::kReadingDay ? 10 : 13));
 }
 
-bool IndexEntryKey(const IndexSpec& spec, std::string_view device_id, std::string_view sort_key,
-                   std::span<const AttributeView> attributes, std::string* key) {
+namespace {
+
+// The partition value (with its shard suffix) and the sort value of a reading's entry, or false
+// when it has none.
+bool EntryKeyParts(const IndexSpec& spec, std::string_view device_id, std::string_view sort_key,
+                   std::span<const AttributeView> attributes, std::string* partition, IndexValue* sort) {
   auto find = [&attributes](std::string_view name) -> const AttributeView* {
     auto it = std::find_if(attributes.begin(), attributes.end(), [name](const AttributeView& a) { return a.name == name; });
     return it == attributes.end() ? nullptr : &*it;
   };
-  std::string partition;
   if (spec.partition == IndexPartition::kAttribute) {
     const AttributeView* a = find(spec.partition_attribute);
     const auto* s = a == nullptr ? nullptr : std::get_if<std::string_view>(&a->value);
     if (s == nullptr || s->empty()) return false;
-    partition = *s;
+    *partition = *s;
   } else {
-    partition = TimeBucket(spec.partition, sort_key);
+    *partition = TimeBucket(spec.partition, sort_key);
   }
-  IndexValue sort;
   if (spec.sort == IndexSort::kReadingTs) {
-    sort.text = sort_key;
+    sort->text = sort_key;
   } else {
     const AttributeView* a = find(spec.sort_attribute);
     if (a == nullptr) return false;
@@ -83,20 +85,36 @@ bool IndexEntryKey(const IndexSpec& spec, std::string_view device_id, std::strin
       if (n == nullptr) return false;
       Number number = n->ToNumber();
       // A value written before numbers were exact may hold a double outside DynamoDB's range.
-      if (!ParseNumber(number.text, &sort.text).ok()) return false;
-      sort.is_number = true;
+      if (!ParseNumber(number.text, &sort->text).ok()) return false;
+      sort->is_number = true;
     } else {
       const auto* s = std::get_if<std::string_view>(&a->value);
       if (s == nullptr || s->empty()) return false;
-      sort.text = *s;
+      sort->text = *s;
     }
   }
   if (spec.shards > 1) {
-    partition += '#';
-    partition += std::to_string(Hash64(EncodeKey(device_id, sort_key)) % static_cast<uint64_t>(spec.shards));
+    *partition += '#';
+    *partition += std::to_string(Hash64(EncodeKey(device_id, sort_key)) % static_cast<uint64_t>(spec.shards));
   }
+  return true;
+}
+
+}  // namespace
+
+bool IndexEntryKey(const IndexSpec& spec, std::string_view device_id, std::string_view sort_key,
+                   std::span<const AttributeView> attributes, std::string* key) {
+  std::string partition;
+  IndexValue sort;
+  if (!EntryKeyParts(spec, device_id, sort_key, attributes, &partition, &sort)) return false;
   *key = EncodeIndexKey(spec.name, partition, sort, device_id, sort_key);
   return true;
+}
+
+bool IndexEntryPartition(const IndexSpec& spec, std::string_view device_id, std::string_view sort_key,
+                         std::span<const AttributeView> attributes, std::string* partition) {
+  IndexValue sort;
+  return EntryKeyParts(spec, device_id, sort_key, attributes, partition, &sort);
 }
 
 }  // namespace readingsd::storage

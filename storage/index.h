@@ -49,5 +49,10 @@ std::string TimeBucket(IndexPartition partition, std::string_view sort_key);
 // attributes or holds it with another type (a sparse index, as in DynamoDB).
 bool IndexEntryKey(const IndexSpec& spec, std::string_view device_id, std::string_view sort_key,
                    std::span<const AttributeView> attributes, std::string* key);
+// The partition value, with its shard suffix ("2026-06-23T08#3"), that the reading's entry in
+// `spec` is filed under, or false when it has none: which index partition a write loads, for the
+// hotness metrics.
+bool IndexEntryPartition(const IndexSpec& spec, std::string_view device_id, std::string_view sort_key,
+                         std::span<const AttributeView> attributes, std::string* partition);
 
 }  // namespace readingsd::storage

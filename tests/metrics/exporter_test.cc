@@ -147,6 +147,30 @@ TEST_F(ExporterTest, PartitionLeavingTheTopKLosesItsSeries) {
   EXPECT_EQ(CountSamples(text, "readingsd_partition_writes{"), 2);
 }
 
+// An index's partitions are judged apart from the table's: one hour funnelling every device's
+// writes raises the index's flag, labelled with its name, while the table's stays 0.
+TEST_F(ExporterTest, EachIndexHasItsOwnHotnessLabelledWithItsName) {
+  Exporter exporter(HotnessOptions{}, clock_.AsFunction(), {"by_hour", "by_hour_sharded"});
+  EXPECT_EQ(exporter.index_hotness("undeclared"), nullptr);
+  ASSERT_NE(exporter.index_hotness("by_hour"), nullptr);
+  ASSERT_NE(exporter.index_hotness("by_hour_sharded"), nullptr);
+  for (int i = 0; i < 1'000; ++i) {
+    exporter.hotness().RecordWrite(Device(i), kReadingBytes);
+    exporter.index_hotness("by_hour")->RecordWrite("2026-06-23T08", kReadingBytes);
+    exporter.index_hotness("by_hour_sharded")->RecordWrite("2026-06-23T08#" + std::to_string(i % 100), kReadingBytes);
+  }
+  const std::string text = exporter.Serialize();
+  EXPECT_TRUE(Contains(text, "\nreadingsd_low_cardinality_partition_key 0\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_low_cardinality_partition_key{index=\"by_hour\"} 1\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_low_cardinality_partition_key{index=\"by_hour_sharded\"} 0\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_partition_writes{index=\"by_hour\",partition=\"2026-06-23T08\"} 1000\n"));
+  EXPECT_TRUE(Contains(text, "readingsd_partition_top_share{index=\"by_hour\"} 1\n"));
+  // The table's series are the ones without the label, untouched by index writes.
+  EXPECT_EQ(CountSamples(text, "readingsd_partition_writes{partition="), exporter.hotness().options().top_k);
+  EXPECT_LE(CountSamples(text, "readingsd_partition_writes{index=\"by_hour_sharded\""),
+            exporter.hotness().options().top_k);
+}
+
 TEST_F(ExporterTest, LabelledSeriesAreCreatedOnce) {
   Exporter exporter(HotnessOptions{}, clock_.AsFunction());
   EXPECT_EQ(&exporter.readings_rejected("bad_payload"), &exporter.readings_rejected("bad_payload"));
