@@ -48,6 +48,7 @@ NOT_RUN = {
 EXPECT = [
     (r"readings\?begins_with=2026-06-23'$", r'"count":3\b'),
     (r"query --device a1b2 --latest 2$", r"2026-06-23T08:02:00"),
+    (r"/v1/devices/c3/latest\?n=1'$", r'"readingTs":"2026-06-23T08:00:00\.123000000Z"'),
     (r"grep 'rejected_total", r'reason="missing_timestamp"\} 1\b'),
     (r"from=2026-06-23T08:00:00Z&to=2026-06-23T09:00:00Z&limit=100'$", r'"count":3\b'),
     (r"latest\?n=10&attributes=temperature'$", r'"temperature":22\b'),
