@@ -75,8 +75,9 @@ TEST(IngestE2E, KillNineFiveTimesMidStreamLosesAndDoublesNothing) {
   constexpr std::size_t kTotal = 20000;
   auto generator = Readings(kTotal, 40);
   auto devices = DeviceIds(40);
-  // Paced so the stream outlives the kills: about 13 s of publishing.
-  AsyncPublisher publisher({.port = broker.port(), .generator = generator, .rate = 1500, .timeout = std::chrono::seconds(120)});
+  // Paced so the stream outlives the kills and five restarts, even of a sanitizer build on a
+  // loaded machine: about 27 s of publishing.
+  AsyncPublisher publisher({.port = broker.port(), .generator = generator, .rate = 750, .timeout = std::chrono::seconds(120)});
   // Each kill waits until the store has grown past the next 2,000 readings, and by at least 500
   // since the last kill: so every kill lands while readings flow, each restarted daemon has
   // stored some before it is killed again, and none comes after the stream ended.
