@@ -219,7 +219,6 @@ ingest::IngestHooks WriteHooks(const storage::Store& store, metrics::Exporter* e
                                                                     std::chrono::duration<double> seconds) {
     exporter->write_batch_size().Observe(static_cast<double>(batch.size()));
     exporter->write_batch_seconds().Observe(seconds.count());
-    exporter->readings_ingested().Increment(static_cast<double>(batch.size()));
     std::string partition;
     for (const auto& r : batch) {
       const std::size_t size = storage::ItemSize(r);
@@ -232,6 +231,8 @@ ingest::IngestHooks WriteHooks(const storage::Store& store, metrics::Exporter* e
         }
       }
     }
+    // Counted last, so a scrape that shows a batch ingested also shows its partitions' writes.
+    exporter->readings_ingested().Increment(static_cast<double>(batch.size()));
   };
   hooks.on_rejected = [exporter, log](std::string_view topic, const ingest::Rejection& r) {
     const std::string reason(ingest::ReasonName(r.reason));
