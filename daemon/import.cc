@@ -28,6 +28,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kBlockBytes = 1 << 20;  // read at a time; a chunk is parsed once it holds this much
+// No reading's line is this long: a file with none this far is damaged or not text (or has an
+// unclosed quote), and is refused rather than read whole into memory.
+constexpr std::size_t kMaxRecordBytes = 16 << 20;
 
 // Where readings go: the store itself, or the running daemon that holds it.
 class Sink {
@@ -227,7 +230,10 @@ class Importer {
       std::string_view rest = buffer;
       if (!header) {
         const std::size_t whole = ingest::WholeRecords(rest, at_end);
-        if (whole == 0 && !at_end) continue;
+        if (whole == 0 && !at_end) {
+          if (rest.size() > kMaxRecordBytes) return TooLong(line);
+          continue;
+        }
         std::size_t lines = 0;
         std::string_view head = rest.substr(0, whole);
         if (Status s = ingest::ParseCsvHeader(&head, &columns, &lines); !s.ok()) return Status::InvalidArgument(name + ": " + s.message());
@@ -239,6 +245,7 @@ class Importer {
                         : at_end                      ? rest.size()
                                                       : rest.rfind('\n') + 1;  // npos + 1 = 0
       if (cut == 0 && !at_end) {
+        if (rest.size() > kMaxRecordBytes) return TooLong(line);
         buffer.erase(0, buffer.size() - rest.size());
         continue;
       }
@@ -250,6 +257,14 @@ class Importer {
       progress_.Update(bytes_, written_, refused_);
     }
     return Flush(true);
+  }
+
+  // Stores what was read before the damage, then refuses the file.
+  Status TooLong(std::size_t line) {
+    if (Status s = Flush(true); !s.ok()) return s;
+    return Status::InvalidArgument(file_ + ":" + std::to_string(line) + ": no line end within " +
+                                   std::to_string(kMaxRecordBytes >> 20) +
+                                   " MiB (a damaged or binary file, or an unclosed quote)");
   }
 
   // The summary on stdout: what was stored, and each reason refusals had.
@@ -397,8 +412,8 @@ int Import(const config::Config& config, const ImportOptions& options) {
   for (std::size_t i = 0; i < options.files.size(); ++i) {
     if (Status s = importer.File(options.files[i], formats[i]); !s.ok()) {
       importer.Summary(i);
-      std::fprintf(stderr, "readingsd import: %s; what was imported before stays, run it again to finish\n",
-                   s.ToString().c_str());
+      std::fprintf(stderr, "readingsd import: %s; what was imported before stays, %s\n", s.ToString().c_str(),
+                   s.IsInvalidArgument() ? "fix the file and run it again" : "run it again to finish");
       return s.IsInvalidArgument() ? kExitDataErr : s.code() == Status::Code::kUnavailable ? kExitUnavailable : kExitIoErr;
     }
   }

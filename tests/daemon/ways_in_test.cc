@@ -191,6 +191,22 @@ TEST_F(WaysInTest, ImportIntoAStoppedStoreCountsEachReasonAndRerunsChangeNothing
   EXPECT_EQ(Difference(StoredReadings(data_dir, kMixedDevices), first), "");
 }
 
+// A file with no line end for 16 MiB (binary junk, an unclosed quote) is refused by name and
+// line instead of being read whole into memory; the readings before it stay stored.
+TEST_F(WaysInTest, ADamagedImportFileIsRefusedAtItsLineAndTheReadingsBeforeItStay) {
+  const std::string good = "deviceId,readingTs,temperature\nd1,2026-06-23T08:00:00Z,1\nd1,2026-06-23T08:00:01Z,2\n";
+  WriteFile(dir_.File("junk.csv"), good + std::string(17 << 20, 'x'));
+  WriteFile(dir_.File("quote.csv"), good + "d2,2026-06-23T08:00:00Z,\"open\n" + std::string(17 << 20, 'y') + "\n");
+  const std::string data_dir = dir_.File("db");
+  for (const std::string file : {"junk.csv", "quote.csv"}) {
+    auto [status, out] = RunReadingsd({"--storage.data_dir=" + data_dir, "import", dir_.File(file)});
+    EXPECT_EQ(status, 65) << out;
+    EXPECT_NE(out.find(file + ":4: no line end within 16 MiB"), std::string::npos) << out;
+    EXPECT_NE(out.find("fix the file and run it again"), std::string::npos) << out;
+  }
+  EXPECT_EQ(StoredReadings(data_dir, {"d1", "d2"}).size(), 2u);
+}
+
 TEST_F(WaysInTest, ImportThroughARunningDaemonStoresTheSame) {
   Keys good;
   WriteMixedFiles(dir_, &good);
