@@ -1,7 +1,7 @@
 // bench_storage: readingsd's bulk write paths in process, in batches.
 //
 //   bench_storage --dir DIR --count N --devices D [--pad P] [--batch 1000] [--from readings|payloads]
-//                 [--no-compact] [--sort-batch] [--rss-every K]
+//                 [--no-compact] [--sort-batch] [--rss-every K] [--index-shards S]
 //
 // --from readings (the storage engine): every reading is generated and converted to a
 // storage::Reading first (attributes as the ingest path stores them: parsed from the JSON
@@ -18,6 +18,11 @@
 // back and compared with the generator's readings: the count, each sort key and each value
 // ("counted=N"; any difference exits 1). Prints key=value lines.
 //
+// --index-shards S declares one secondary index, hot_by_hour (partition readingHour, sort
+// temperature, S shards: the README's), so every Write also writes each reading's index entry
+// (and checks for a stale one); after the check of the readings, the index is read back too and
+// must hold exactly one entry per reading ("index_entries=N").
+//
 // --sort-batch is an experiment, not what readingsd does: each batch is sorted by key (inside the
 // clock) before Write, to show what key order is worth to RocksDB's memtable inserts.
 //
@@ -33,6 +38,7 @@
 
 #include "bench/drivers/common.h"
 #include "ingest/payload.h"
+#include "storage/index.h"
 #include "storage/key.h"
 #include "storage/reading.h"
 #include "storage/store.h"
@@ -47,10 +53,12 @@ double RssMb() {
   return 0;
 }
 
-// The daemon's default store options at `dir`; throws what Open says.
-std::unique_ptr<readingsd::storage::Store> OpenStore(const std::string& dir) {
+// The daemon's default store options at `dir`, with `indexes`; throws what Open says.
+std::unique_ptr<readingsd::storage::Store> OpenStore(const std::string& dir,
+                                                     std::vector<readingsd::storage::IndexSpec> indexes = {}) {
   readingsd::storage::StoreOptions options;
   options.path = dir;
+  options.indexes = std::move(indexes);
   std::unique_ptr<readingsd::storage::Store> store;
   if (auto s = readingsd::storage::Store::Open(options, &store); !s.ok()) throw std::runtime_error(s.ToString());
   return store;
@@ -167,6 +175,32 @@ void CountAndCheck(const readingsd::storage::Store& store, const readingsd::tool
               static_cast<unsigned long long>(counted));
 }
 
+// Counts the entries of index `spec` (readingHour-partitioned) over the hours the generator's
+// readings span, every shard; throws unless there is one per reading.
+void CountIndex(const readingsd::storage::Store& store, const readingsd::storage::IndexSpec& spec,
+                const readingsd::tools::GeneratorOptions& g) {
+  using namespace readingsd;
+  const std::int64_t last_ms = g.start_ms + (g.count - 1) / g.devices * g.step_ms;
+  std::uint64_t entries = 0;
+  for (std::int64_t hour_ms = g.start_ms / 3600000 * 3600000; hour_ms <= last_ms; hour_ms += 3600000) {
+    std::string sort_key;
+    if (Status s = storage::NormalizeTimestamp(tools::FormatTimestamp(hour_ms), &sort_key); !s.ok()) {
+      throw std::runtime_error(s.ToString());
+    }
+    const std::string hour = storage::TimeBucket(spec.partition, sort_key);
+    for (int shard = 0; shard < spec.shards; ++shard) {
+      auto it = store.NewIndexIterator(spec.name, hour + "#" + std::to_string(shard), "", "");
+      for (it->SeekToFirst(); it->Valid(); it->Next()) ++entries;
+      if (!it->status().ok()) throw std::runtime_error(it->status().ToString());
+    }
+  }
+  std::printf("index_entries=%llu\n", static_cast<unsigned long long>(entries));
+  if (entries != static_cast<std::uint64_t>(g.count)) {
+    throw std::runtime_error("index " + spec.name + " holds " + std::to_string(entries) + " entries, expected " +
+                             std::to_string(g.count));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,6 +230,17 @@ int main(int argc, char** argv) {
     };
     if (f.Has("rss-every")) return MemorySoak(f.Str("dir"), g, batch, f.Int("rss-every", 1000000), stored);
 
+    std::vector<storage::IndexSpec> indexes;
+    if (f.Has("index-shards")) {
+      storage::IndexSpec spec;
+      spec.name = "hot_by_hour";
+      spec.partition = storage::IndexPartition::kReadingHour;
+      spec.sort = storage::IndexSort::kNumber;
+      spec.sort_attribute = "temperature";
+      spec.shards = static_cast<int>(f.Int("index-shards", 8));
+      if (Status s = storage::ValidateIndexSpec(spec); !s.ok()) throw std::invalid_argument(s.ToString());
+      indexes.push_back(spec);
+    }
     const std::string from = f.Str("from", "readings");
     std::unique_ptr<storage::Store> store;
     double write_s = 0;
@@ -209,7 +254,7 @@ int main(int argc, char** argv) {
           for (const auto& r : m.readings) readings.push_back(stored(r));
         }
       }
-      store = OpenStore(dir);
+      store = OpenStore(dir, indexes);
       const bool sort_batch = f.Has("sort-batch");
       const auto t0 = std::chrono::steady_clock::now();
       for (std::size_t i = 0; i < readings.size(); i += batch) {
@@ -241,7 +286,7 @@ int main(int argc, char** argv) {
           bytes += m.payload;
         }
       }
-      store = OpenStore(dir);
+      store = OpenStore(dir, indexes);
       const ingest::PayloadOptions options;  // the daemon's defaults
       ingest::ParsedMessage parsed;
       std::vector<storage::Reading> pending;
@@ -276,6 +321,7 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(st.sst_bytes), static_cast<unsigned long long>(st.estimated_keys));
     }
     CountAndCheck(*store, g);
+    for (const storage::IndexSpec& spec : indexes) CountIndex(*store, spec, g);
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench_storage: " << e.what() << "\n";
