@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""bench/device_listing's client: times "every device and its latest reading" per system,
+round-robin, and checks that every system names the same devices with the same latest values.
+
+usage: listing.py REQUESTS ROUNDS END_S SYSTEM=HOST:PORT...
+  SYSTEM is readingsd (GET /v1/devices, every page), victoriametrics (instant query of
+  last_over_time over the day before END_S, temperature and humidity) or influxdb
+  (SELECT last(temperature), last(humidity) ... GROUP BY device).
+Each system keeps one connection; a request's clock covers sending it, reading the whole answer
+(readingsd: every page, following nextCursor) and decoding its JSON, and the number of devices is
+checked; the latest values themselves are compared once per round, outside it. Per round every system answers REQUESTS
+requests after one untimed warm-up; the order of the systems is reversed each round. Prints one
+line per system:  SYSTEM p50_us=… p99_us=… devices=… bytes=…
+and exits 1 when any system's {device: (temperature, humidity)} differs from readingsd's.
+"""
+import http.client
+import json
+import sys
+import time
+import urllib.parse
+
+
+class Http:
+    def __init__(self, target):
+        host, port = target.rsplit(":", 1)
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=120)
+
+    def get(self, path):
+        self.conn.request("GET", path)
+        resp = self.conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            sys.exit(f"listing.py: GET {path}: HTTP {resp.status}: {body[:300]!r}")
+        return body
+
+
+def readingsd(target, end_s):
+    conn = Http(target)
+
+    def ask(check):
+        devices, size, cursor = [], 0, None
+        while True:
+            q = {"limit": "10000"} | ({"cursor": cursor} if cursor else {})
+            body = conn.get("/v1/devices?" + urllib.parse.urlencode(q))
+            size += len(body)
+            doc = json.loads(body)
+            devices += doc["devices"]
+            cursor = doc.get("nextCursor")
+            if not cursor:
+                break
+        if not check:
+            return len(devices), size
+        return {d["deviceId"]: (float(d["latest"]["temperature"]), float(d["latest"]["humidity"])) for d in devices}, size
+    return ask
+
+
+def victoriametrics(target, end_s):
+    conn = Http(target)
+    q = 'last_over_time({__name__=~"temperature|humidity"}[1d])'
+    path = "/api/v1/query?" + urllib.parse.urlencode({"query": q, "time": end_s, "nocache": "1"})
+
+    def ask(check):
+        body = conn.get(path)
+        result = json.loads(body)["data"]["result"]
+        if not check:
+            return len({s["metric"]["device"] for s in result}), len(body)
+        latest = {}
+        for series in result:
+            d = latest.setdefault(series["metric"]["device"], [None, None])
+            d[0 if series["metric"]["__name__"] == "temperature" else 1] = float(series["value"][1])
+        return {k: tuple(v) for k, v in latest.items()}, len(body)
+    return ask
+
+
+def influxdb(target, end_s):
+    conn = Http(target)
+    q = "SELECT last(temperature), last(humidity) FROM readings GROUP BY device"
+    path = "/query?" + urllib.parse.urlencode({"db": "bench", "epoch": "ms", "q": q})
+
+    def ask(check):
+        body = conn.get(path)
+        doc = json.loads(body)["results"][0]
+        if "error" in doc:
+            sys.exit(f"listing.py: InfluxDB: {doc['error']}")
+        if not check:
+            return len(doc["series"]), len(body)
+        latest = {s["tags"]["device"]: (float(s["values"][0][1]), float(s["values"][0][2])) for s in doc["series"]}
+        return latest, len(body)
+    return ask
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    requests, rounds, end_s = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    makers = {"readingsd": readingsd, "victoriametrics": victoriametrics, "influxdb": influxdb}
+    systems = []
+    for arg in sys.argv[4:]:
+        name, _, target = arg.partition("=")
+        systems.append((name, makers[name](target, end_s)))
+    latencies = {name: [] for name, _ in systems}
+    answers = {}
+    for r in range(rounds):
+        for name, ask in (systems if r % 2 == 0 else list(reversed(systems))):
+            answers[name] = ask(True)  # warm-up, and the answer checked
+            for _ in range(requests):
+                t0 = time.perf_counter()
+                n, _ = ask(False)
+                latencies[name].append(time.perf_counter() - t0)
+                if n != len(answers[name][0]):
+                    sys.exit(f"listing.py: {name} listed {len(answers[name][0])} devices, then {n}")
+    want = answers["readingsd"][0]
+    ok = True
+    for name, _ in systems:
+        latest, size = answers[name]
+        if latest != want:
+            ok = False
+            diff = sorted(k for k in set(latest) | set(want) if latest.get(k) != want.get(k))
+            print(f"listing.py: {name} differs from readingsd on {len(diff)} devices, e.g. "
+                  f"{[(k, latest.get(k), want.get(k)) for k in diff[:3]]}", file=sys.stderr)
+        lat = sorted(latencies[name])
+        p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e6
+        print(f"{name} p50_us={p(0.5):.0f} p99_us={p(0.99):.0f} devices={len(latest)} bytes={size}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""bench/index_query's client: times "every reading above THRESHOLD in one hour, across the
+fleet" per system, round-robin, and checks that every system answers the same readings.
+
+usage: threshold.py REQUESTS ROUNDS HOUR THRESHOLD SYSTEM=TARGET...
+  HOUR is "2026-06-23T01"; SYSTEM is readingsd (TARGET host:port, the hot_by_hour index through
+  GET /v1/indexes/hot_by_hour/readings, every page), influxdb (host:port, database bench) or
+  postgresql (a libpq DSN, table readings).
+Each system keeps one connection; a request's clock covers sending the query, reading the whole
+answer (readingsd: every page, following nextCursor) and decoding it (JSON; psycopg2's rows),
+and its count is checked; the readings themselves are compared once per round, outside it. Per round every system answers
+REQUESTS requests after one untimed warm-up; the order of the systems is reversed each round.
+Prints one line per system:  SYSTEM p50_us=… p99_us=… readings=… bytes=…
+and exits 1 when any system's readings (device, time, temperature) differ from readingsd's.
+"""
+import calendar
+import http.client
+import json
+import sys
+import time
+import urllib.parse
+
+
+def parse_iso_ms(text):
+    head, _, frac = text.rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(head, "%Y-%m-%dT%H:%M:%S")) * 1000 + int((frac or "0")[:3].ljust(3, "0"))
+
+
+class Http:
+    def __init__(self, target):
+        host, port = target.rsplit(":", 1)
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=120)
+
+    def get(self, path):
+        self.conn.request("GET", path)
+        resp = self.conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            sys.exit(f"threshold.py: GET {path}: HTTP {resp.status}: {body[:300]!r}")
+        return body
+
+
+def readingsd(target, hour, threshold):
+    conn = Http(target)
+    base = {"from": f"{hour}:00:00Z", "to": f"{hour}:59:59.999Z", "gt": threshold, "limit": "10000"}
+
+    def ask(check):
+        rows, size, cursor = [], 0, None
+        while True:
+            q = base | ({"cursor": cursor} if cursor else {})
+            body = conn.get("/v1/indexes/hot_by_hour/readings?" + urllib.parse.urlencode(q))
+            size += len(body)
+            doc = json.loads(body)
+            rows += doc["items"]
+            cursor = doc.get("nextCursor")
+            if not cursor:
+                break
+        if not check:
+            return len(rows), size
+        return {(i["deviceId"], parse_iso_ms(i["readingTs"]), float(i["temperature"])) for i in rows}, size
+    return ask
+
+
+def influxdb(target, hour, threshold):
+    conn = Http(target)
+    start = calendar.timegm(time.strptime(hour, "%Y-%m-%dT%H"))
+    q = (f"SELECT device, temperature FROM readings WHERE temperature > {threshold} "
+         f"AND time >= {start}s AND time < {start + 3600}s")
+    path = "/query?" + urllib.parse.urlencode({"db": "bench", "epoch": "ms", "q": q})
+
+    def ask(check):
+        body = conn.get(path)
+        doc = json.loads(body)["results"][0]
+        if "error" in doc:
+            sys.exit(f"threshold.py: InfluxDB: {doc['error']}")
+        values = [r for s in doc.get("series", []) for r in s["values"]]
+        if not check:
+            return len(values), len(body)
+        return {(r[1], r[0], float(r[2])) for r in values}, len(body)
+    return ask
+
+
+def postgresql(dsn, hour, threshold):
+    import psycopg2
+    conn = psycopg2.connect(dsn)
+    conn.autocommit = True
+    cur = conn.cursor()
+    q = ("SELECT device_id, ts, temperature, humidity, pad FROM readings "
+         "WHERE ts >= %s::timestamptz AND ts < %s::timestamptz + interval '1 hour' AND temperature > %s")
+    args = (f"{hour}:00:00Z", f"{hour}:00:00Z", threshold)
+
+    def ask(check):
+        cur.execute(q, args)
+        fetched = cur.fetchall()
+        if not check:
+            return len(fetched), 0
+        rows = {(d, int(ts.timestamp() * 1000), float(t)) for d, ts, t, _, _ in fetched}
+        return rows, sum(len(str(r)) for r in fetched)  # no wire size from libpq: the rows' text
+    return ask
+
+
+def main():
+    if len(sys.argv) < 6:
+        sys.exit(__doc__)
+    requests, rounds, hour, threshold = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    makers = {"readingsd": readingsd, "influxdb": influxdb, "postgresql": postgresql}
+    systems = []
+    for arg in sys.argv[5:]:
+        name, _, target = arg.partition("=")
+        systems.append((name, makers[name](target, hour, threshold)))
+    latencies = {name: [] for name, _ in systems}
+    answers = {}
+    for r in range(rounds):
+        for name, ask in (systems if r % 2 == 0 else list(reversed(systems))):
+            answers[name] = ask(True)  # warm-up, and the answer checked
+            for _ in range(requests):
+                t0 = time.perf_counter()
+                n, _ = ask(False)
+                latencies[name].append(time.perf_counter() - t0)
+                if n != len(answers[name][0]):
+                    sys.exit(f"threshold.py: {name} answered {len(answers[name][0])} readings, then {n}")
+    want = answers["readingsd"][0]
+    ok = True
+    for name, _ in systems:
+        rows, size = answers[name]
+        if rows != want:
+            ok = False
+            print(f"threshold.py: {name} differs from readingsd: {len(rows - want)} readings only in {name}, "
+                  f"{len(want - rows)} only in readingsd, e.g. {sorted(rows ^ want)[:3]}", file=sys.stderr)
+        lat = sorted(latencies[name])
+        p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e6
+        print(f"{name} p50_us={p(0.5):.0f} p99_us={p(0.99):.0f} readings={len(rows)} bytes={size}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
