@@ -35,7 +35,8 @@ Router::Router(const RouterOptions& options, const storage::Store* store, Router
       authenticator_(options.bearer_tokens),
       request_id_salt_(std::random_device{}() * 0x100000000ull + std::random_device{}()),
       read_helpers_(options.read_helpers),
-      read_{*store, options.limits, &read_helpers_, std::move(hooks.on_partition_read)} {}
+      read_{*store, options.limits, &read_helpers_, std::move(hooks.on_partition_read),
+            std::move(hooks.on_index_partition_read)} {}
 
 dynamodb::Context Router::DynamoDbContext() {
   char id[33];

@@ -45,6 +45,7 @@ struct RouterOptions {
 struct RouterHooks {
   native::OpsHooks ops;                          // GET /metrics and /readyz
   query::PartitionReadHook on_partition_read;    // every query and get, of either API
+  query::IndexPartitionReadHook on_index_partition_read;  // every index query, of either API
   write::WriteHooks write;                       // the write API's readings and refusals
   native::DeleteHook delete_readings;            // DELETE /v1/devices/{id}/readings
 };

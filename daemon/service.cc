@@ -377,6 +377,12 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   router_hooks.on_partition_read = [&exporter](std::string_view device, std::size_t items, std::size_t bytes) {
     exporter.hotness().RecordRead(storage::PartitionKey(device), items, bytes);
   };
+  router_hooks.on_index_partition_read = [&exporter](std::string_view index, std::string_view partition,
+                                                     std::size_t items, std::size_t bytes) {
+    if (metrics::HotnessTracker* tracker = exporter.index_hotness(index)) {
+      tracker->RecordRead(partition, items, bytes);
+    }
+  };
   const ingest::IngestHooks ingest_hooks = WriteHooks(*store, &exporter, &log);
   router_hooks.write.write = [&store, &ingest_hooks](std::span<const storage::Reading> readings) {
     return ingest::WriteReadings(store.get(), ingest_hooks, readings);

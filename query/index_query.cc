@@ -175,6 +175,15 @@ bool SplitIndexTail(std::string_view tail, storage::IndexValue* sort, std::strin
   return storage::ValidateDeviceId(*device_id).ok() && sort_key->size() == storage::kSortKeyLength;
 }
 
+// Shards interleave as they are merged, and a query reads at most shards x buckets partitions:
+// a short linear search.
+void CountRead(std::string_view partition, std::size_t bytes, std::vector<IndexPartitionRead>* reads) {
+  auto it = std::find_if(reads->rbegin(), reads->rend(), [&](const IndexPartitionRead& r) { return r.partition == partition; });
+  IndexPartitionRead& read = it != reads->rend() ? *it : reads->emplace_back(IndexPartitionRead{std::string(partition)});
+  ++read.items;
+  read.bytes += bytes;
+}
+
 Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request, IndexItemSink* sink,
                   IndexQueryResult* result) {
   *result = IndexQueryResult();
@@ -213,8 +222,10 @@ Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request,
         return Status::Corruption("reading " + storage::PartitionKey(device_id) + " " + std::string(sort_key) +
                                   " in index " + spec.name + ": " + s.message());
       }
+      const std::size_t item_bytes = storage::ItemSize(device_id, sort_key, attributes);
       ++result->scanned_count;
-      result->scanned_bytes += storage::ItemSize(device_id, sort_key, attributes);
+      result->scanned_bytes += item_bytes;
+      CountRead(merged.partition(), item_bytes, &result->partitions_read);
       page_bytes += storage::IndexPartitionPrefix(spec.name, merged.partition()).size() + tail.size() + encoded.size();
       const bool in_window = (request.readings_from.empty() || sort_key >= request.readings_from) &&
                              (request.readings_to.empty() || sort_key <= request.readings_to);

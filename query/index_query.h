@@ -73,11 +73,19 @@ class IndexItemSink {
   virtual void Add(const IndexItem& item) = 0;
 };
 
+// What a query read from one partition of the index, for the hotness metrics.
+struct IndexPartitionRead {
+  std::string partition;  // with its shard suffix
+  std::size_t items = 0;
+  std::size_t bytes = 0;  // storage::ItemSize
+};
+
 struct IndexQueryResult {
   std::size_t count = 0;
   std::size_t scanned_count = 0;
   std::size_t scanned_bytes = 0;  // storage::ItemSize of every item read
   std::optional<IndexPosition> last_evaluated;
+  std::vector<IndexPartitionRead> partitions_read;  // each partition an item was read from, once
 };
 
 // The index's declaration and state, or InvalidArgument when the store has no index `name`

@@ -41,6 +41,10 @@ struct ReadLimits {
 // filtered out or not (a filter does not make a read cheaper). Called from any thread.
 using PartitionReadHook =
     std::function<void(std::string_view device_id, std::size_t items, std::size_t bytes)>;
+// The same for each partition of a secondary index a query read: the partition value with its
+// shard suffix ("2026-06-23T08#3"). Called from any thread.
+using IndexPartitionReadHook = std::function<void(std::string_view index, std::string_view partition,
+                                                  std::size_t items, std::size_t bytes)>;
 
 // What an API reads with on a request's behalf, the same for every API. Made once by whoever
 // serves requests and shared by their threads (nothing in it changes).
@@ -49,9 +53,14 @@ struct ReadContext {
   ReadLimits limits;
   ReadHelpers* helpers = nullptr;  // optional: for QueryRequest::helpers
   PartitionReadHook on_partition_read;  // optional
+  IndexPartitionReadHook on_index_partition_read;  // optional
 
   void ReportPartitionRead(std::string_view device_id, std::size_t items, std::size_t bytes) const {
     if (on_partition_read) on_partition_read(device_id, items, bytes);
+  }
+  void ReportIndexPartitionRead(std::string_view index, std::string_view partition, std::size_t items,
+                                std::size_t bytes) const {
+    if (on_index_partition_read) on_index_partition_read(index, partition, items, bytes);
   }
 };
 

@@ -191,9 +191,11 @@ http::Response IndexQueryOp(const Context& context, const ParsedQuery& query) {
   if (!query.read.count_only) response["Items"] = Json::array();
   IndexItems items(query, query.read.count_only ? nullptr : &response["Items"]);
   query::IndexQueryResult result;
-  if (Status s = query::IndexQuery(context.read.store, query.index_request, &items, &result); !s.ok()) {
-    return ErrorFromStatus(context, s);
+  Status s = query::IndexQuery(context.read.store, query.index_request, &items, &result);
+  for (const query::IndexPartitionRead& read : result.partitions_read) {
+    context.read.ReportIndexPartitionRead(query.index_request.index, read.partition, read.items, read.bytes);
   }
+  if (!s.ok()) return ErrorFromStatus(context, s);
   response["Count"] = result.count;
   response["ScannedCount"] = result.scanned_count;
   if (result.last_evaluated) {

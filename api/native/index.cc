@@ -188,7 +188,11 @@ http::Response IndexReadings(const Context& context, std::string_view index, con
   IndexPage page(spec, projection);
   query::IndexQueryResult result;
   if (!empty) {
-    if (Status s = query::IndexQuery(context.read.store, request, &page, &result); !s.ok()) return ErrorFromStatus(s);
+    Status s = query::IndexQuery(context.read.store, request, &page, &result);
+    for (const query::IndexPartitionRead& read : result.partitions_read) {
+      context.read.ReportIndexPartitionRead(spec.name, read.partition, read.items, read.bytes);
+    }
+    if (!s.ok()) return ErrorFromStatus(s);
   }
   return JsonResponse(http::status::ok, std::move(page).Finish(result));
 }

@@ -2,7 +2,10 @@
 // real store with declared indexes.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/api/served.h"
@@ -87,6 +90,59 @@ TEST_F(IndexApiTest, AFleetWideQuestionWithoutAnIndexIsRefusedNamingOne) {
       << message;
   json use = GetJson("/v1/readings?filter=temperature%20%3E%2030", 400);
   EXPECT_NE(use["error"]["message"].get<std::string>().find("GET /v1/indexes/hot_by_hour/readings"), std::string::npos);
+}
+
+// Each index partition a query reads is reported once, with its shard suffix, for the index's
+// hotness; through both APIs, and the items add up to scannedCount.
+TEST_F(IndexApiTest, EveryIndexPartitionAQueryReadsIsReportedForHotness) {
+  std::mutex mu;
+  std::map<std::pair<std::string, std::string>, std::size_t> reads;  // (index, partition) -> items
+  std::size_t calls = 0;
+  ServeHooks hooks;
+  hooks.api.on_index_partition_read = [&](std::string_view index, std::string_view partition, std::size_t items,
+                                          std::size_t bytes) {
+    std::lock_guard lock(mu);
+    ++calls;
+    reads[{std::string(index), std::string(partition)}] += items;
+    EXPECT_GT(bytes, 0u);
+  };
+  StartServer({}, std::move(hooks));
+
+  json all = GetJson("/v1/indexes/hot_by_hour/readings?from=2026-06-23T08:00:00Z&to=2026-06-23T08:59:59Z");
+  std::size_t reported = 0;
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(calls, reads.size());  // once per partition
+    for (const auto& [key, items] : reads) {
+      EXPECT_EQ(key.first, "hot_by_hour");
+      EXPECT_TRUE(key.second.starts_with("2026-06-23T08#")) << key.second;
+      reported += items;
+    }
+    EXPECT_GE(reads.size(), 2u);  // 63 readings spread over 3 shards
+  }
+  EXPECT_EQ(reported, all["scannedCount"].get<std::size_t>());
+
+  {
+    std::lock_guard lock(mu);
+    reads.clear();
+  }
+  const json query = {{"TableName", "readings"},
+                      {"IndexName", "by_status"},
+                      {"KeyConditionExpression", "#s = :s"},
+                      {"ExpressionAttributeNames", {{"#s", "status"}}},
+                      {"ExpressionAttributeValues", {{":s", {{"S", "warn"}}}}}};
+  HttpResult r = Post(port(), "/",
+                      {{"X-Amz-Target", "DynamoDB_20120810.Query"}, {"Content-Type", "application/x-amz-json-1.0"}},
+                      query.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::lock_guard lock(mu);
+  std::size_t warn = 0;
+  for (const auto& [key, items] : reads) {
+    EXPECT_EQ(key.first, "by_status");
+    warn += items;
+  }
+  EXPECT_EQ(warn, json::parse(r.body)["ScannedCount"].get<std::size_t>());
+  EXPECT_GT(warn, 0u);
 }
 
 }  // namespace
