@@ -249,6 +249,7 @@ class RocksStore : public Store {
   explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()), priors_(db_), registry_(db_) {
     write_options_.sync = open_.sync;
     built_.assign(open_.indexes.size(), 1.0);
+    backfilled_.assign(open_.indexes.size(), false);
     for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
       if (open_.building[i]) built_[i] = 0;
     }
@@ -377,7 +378,7 @@ class RocksStore : public Store {
     std::lock_guard lock(index_mu_);
     std::vector<IndexStatus> out;
     for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
-      out.push_back({open_.indexes[i], !open_.building[i], built_[i]});
+      out.push_back({open_.indexes[i], !open_.building[i], built_[i], backfilled_[i]});
     }
     return out;
   }
@@ -493,7 +494,10 @@ class RocksStore : public Store {
       for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
         if (!open_.building[i]) continue;
         built_[i] = total == 0 ? 1 : std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
-        if (finished) open_.building[i] = false;
+        if (finished) {
+          open_.building[i] = false;
+          backfilled_[i] = true;
+        }
       }
       if (finished) return;
     }
@@ -599,8 +603,9 @@ class RocksStore : public Store {
   std::mutex write_mu_;
   internal::PriorValues priors_;  // under write_mu_
   internal::Registry registry_;   // under write_mu_
-  mutable std::mutex index_mu_;   // open_.building and built_ after the open
+  mutable std::mutex index_mu_;   // open_.building, built_ and backfilled_ after the open
   std::vector<double> built_;
+  std::vector<bool> backfilled_;
   std::atomic<bool> stop_backfill_{false};
   std::thread backfill_;
 

@@ -518,9 +518,11 @@ TEST_F(IndexedStoreTest, AnIndexAddedToAPopulatedStoreIsBackfilledAcrossARestart
   EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T08").size(), 3001u);
   EXPECT_EQ(Entries("by_status", "alarm").size(), 1001u);
   EXPECT_EQ(store_->Indexes()[0].built, 1.0);
+  EXPECT_TRUE(store_->Indexes()[0].backfilled);
   store_.reset();
   Open();
   EXPECT_TRUE(store_->Indexes()[0].active);  // ready stays ready
+  EXPECT_FALSE(store_->Indexes()[0].backfilled);
 
   // Removed from the declarations: its entries go, the readings stay.
   options_.indexes = {declared[1]};
