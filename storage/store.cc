@@ -630,8 +630,9 @@ std::shared_ptr<rocksdb::Statistics> NewStatistics() {
 // Reads each index's state: a declared index is ready, or being built from where its backfill
 // stopped (a new one on a store that holds readings from the start); entries of an index no
 // longer declared, or declared with other keys, are removed (DeleteRange of its own key range:
-// the readings are elsewhere).
-Status OpenIndexes(rocksdb::DB* db, OpenDb* open) {
+// the readings are elsewhere). `read_only`: the states are only read, so that an index the store
+// has not built is refused rather than answered from the entries it has.
+Status OpenIndexes(rocksdb::DB* db, OpenDb* open, bool read_only) {
   std::map<std::string, std::string> states;
   {
     rocksdb::ReadOptions ro;
@@ -692,6 +693,10 @@ Status OpenIndexes(rocksdb::DB* db, OpenDb* open) {
     batch.Delete(IndexStateKey(name));
   }
   open->backfill_from = resume;
+  if (read_only) {
+    open->dropped_indexes.clear();  // nothing was
+    return Status::OK();
+  }
   if (batch.Count() == 0) return Status::OK();
   return FromRocks(db->Write(rocksdb::WriteOptions(), &batch), "index states");
 }
@@ -740,7 +745,7 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
   open.indexes = options.indexes;
   open.backfill_batch = std::max<std::size_t>(1, options.index_backfill_batch);
   open.delete_batch = std::max<std::size_t>(1, options.delete_batch);
-  if (Status st = OpenIndexes(open.db.get(), &open); !st.ok()) return st;
+  if (Status st = OpenIndexes(open.db.get(), &open, /*read_only=*/false); !st.ok()) return st;
   auto opened = std::make_unique<RocksStore>(std::move(open));
   if (Status s = opened->Start(); !s.ok()) return s;
   *store = std::move(opened);
@@ -785,9 +790,9 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
                                    "\", this readingsd reads \"" + std::string(internal::kFormatValue) + "\"");
   }
   if (options.read_only) {
-    open.indexes = options.indexes;  // read as they are: a read-only open builds nothing
-    open.building.assign(open.indexes.size(), false);
+    open.indexes = options.indexes;  // a read-only open builds nothing
     open.db = std::move(probe.db);
+    if (Status st = OpenIndexes(open.db.get(), &open, /*read_only=*/true); !st.ok()) return st;
     open.db->Get(rocksdb::ReadOptions(), std::string(internal::kTableIdKey), &open.table_id);
     open.wal_filter = std::move(probe.wal_filter);
     *store = std::make_unique<RocksStore>(std::move(open));

@@ -499,6 +499,15 @@ TEST_F(IndexedStoreTest, AnIndexAddedToAPopulatedStoreIsBackfilledAcrossARestart
   }
   ASSERT_TRUE(store_->Write(batch).ok());
   store_.reset();
+  {
+    // Opened read-only, which builds nothing, the index is refused, not answered from no entries.
+    StoreOptions ro = options_;
+    ro.indexes = declared;
+    ro.read_only = true;
+    std::unique_ptr<Store> reader;
+    ASSERT_TRUE(Store::Open(ro, &reader).ok());
+    EXPECT_FALSE(reader->Indexes()[0].active);
+  }
 
   // Declared now: built one reading per batch in the background, stopped by a close at once
   // (3000 batches cannot all have run), so the next open must go on from its recorded state.
