@@ -375,5 +375,31 @@ TEST_F(IndexE2ETest, AnIndexRemovedFromTheConfigIsDroppedAndItsReadingsStay) {
   EXPECT_EQ(EntriesOnDisk(daemon_->data_dir(), HotByHourSpec()), 0u);
 }
 
+TEST_F(IndexE2ETest, ReadingsdServeRefusesAnIndexTheStoreHasNotBuilt) {
+  StartDaemon("");
+  const auto g = Readings(600, 6, 3 * kMinute);
+  Publish(g);
+  ASSERT_EQ(daemon_->Terminate(), 0);
+
+  // The store read-only, with an index it never built: refused, not answered with no readings.
+  WriteConfig(kHotByHour);
+  Daemon serve({.broker_port = broker_.port(),
+                .extra_args = {"--config", config_, "--storage.data_dir=" + daemon_->data_dir(), "serve"}});
+  serve.Start();
+  auto [status, body] = Get(serve.http_port(), "/v1/indexes/hot_by_hour/readings?from=2026-06-23&to=2026-06-23T23:59Z");
+  EXPECT_EQ(status, 503) << body;
+  EXPECT_NE(body.find("index hot_by_hour is still being built (0 %)"), std::string::npos) << body;
+  EXPECT_EQ(serve.Terminate(), 0);
+
+  // Built by the daemon, it answers read-only too.
+  StartDaemon(kHotByHour);
+  WatchBackfill(port());
+  ASSERT_EQ(daemon_->Terminate(), 0);
+  serve.Start();
+  EXPECT_EQ(QueryIndex(serve.http_port(), "hot_by_hour", "from=2026-06-23&to=2026-06-23T23:59:59Z"),
+            ExpectedByHour(PublishedReadings(g), "", "~", -1e9));
+  EXPECT_EQ(serve.Terminate(), 0);
+}
+
 }  // namespace
 }  // namespace readingsd::test
