@@ -314,7 +314,7 @@ TEST_F(IndexE2ETest, AnIndexAddedToAPopulatedStoreIsBackfilledInTheBackground) {
   EXPECT_EQ(EntriesOnDisk(daemon_->data_dir(), HotByHourSpec()), kBackfill);
 }
 
-TEST_F(IndexE2ETest, ABackfillKilledHalfWayResumesAndEndsExact) {
+TEST_F(IndexE2ETest, ABackfillKilledHalfWayGoesOnAfterTheRestartAndEndsExact) {
   StartDaemon("");
   Publish(kBackfillReadings);
   ASSERT_EQ(daemon_->Terminate(), 0);
@@ -389,6 +389,24 @@ TEST_F(IndexE2ETest, ReadingsdServeRefusesAnIndexTheStoreHasNotBuilt) {
   auto [status, body] = Get(serve.http_port(), "/v1/indexes/hot_by_hour/readings?from=2026-06-23&to=2026-06-23T23:59Z");
   EXPECT_EQ(status, 503) << body;
   EXPECT_NE(body.find("index hot_by_hour is still being built (0 %)"), std::string::npos) << body;
+  // And through the DynamoDB API: DescribeTable says CREATING, Query refuses as DynamoDB does.
+  auto dynamodb = [&](const std::string& op, const std::string& request) {
+    return RunProgram({"curl", "-sS", "-H", "X-Amz-Target: DynamoDB_20120810." + op, "-H",
+                       "Content-Type: application/x-amz-json-1.0", "--data-binary", request,
+                       "http://127.0.0.1:" + std::to_string(serve.http_port()) + "/"});
+  };
+  auto [described, table] = dynamodb("DescribeTable", R"({"TableName":"readings"})");
+  ASSERT_EQ(described, 0) << table;
+  const json gsi = json::parse(table)["Table"]["GlobalSecondaryIndexes"];
+  ASSERT_EQ(gsi.size(), 1u) << table;
+  EXPECT_EQ(gsi[0]["IndexName"], "hot_by_hour");
+  EXPECT_EQ(gsi[0]["IndexStatus"], "CREATING");
+  auto [queried, refusal] = dynamodb("Query", R"({"TableName":"readings","IndexName":"hot_by_hour",)"
+                                              R"("KeyConditionExpression":"readingHour = :h",)"
+                                              R"("ExpressionAttributeValues":{":h":{"S":"2026-06-23T01"}}})");
+  ASSERT_EQ(queried, 0) << refusal;
+  EXPECT_NE(refusal.find("ValidationException"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("index hot_by_hour is still being built (0 %)"), std::string::npos) << refusal;
   EXPECT_EQ(serve.Terminate(), 0);
 
   // Built by the daemon, it answers read-only too.
