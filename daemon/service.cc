@@ -62,8 +62,9 @@ bool Readiness(const ingest::IngestState& st, std::chrono::seconds drops_unready
 
 std::string Percent(double share) { return std::to_string(static_cast<int>(share * 100)) + " %"; }
 
-// Each index's built share into /metrics, and a log line at every 10 % of a backfill and when
-// it is done. `deciles`: per index, the last one logged (-1: none; 10: built).
+// Each index's built share into /metrics, and a log line at each 10 % of a backfill it sees
+// passed and when it is done (even one done before the first look). `deciles`: per index, the
+// last one logged (-1: none; 10: built).
 void ReportIndexes(const storage::Store& store, metrics::Exporter* exporter, std::vector<int>* deciles, Log* log) {
   const std::vector<storage::IndexStatus> indexes = store.Indexes();
   for (std::size_t i = 0; i < indexes.size() && i < deciles->size(); ++i) {
@@ -71,7 +72,7 @@ void ReportIndexes(const storage::Store& store, metrics::Exporter* exporter, std
     exporter->index_built(index.spec.name).Set(index.active ? 1 : index.built);
     const int decile = index.active ? 10 : static_cast<int>(index.built * 10);
     if (decile <= (*deciles)[i]) continue;
-    if (index.active && (*deciles)[i] >= 0) {
+    if (index.backfilled) {
       log->Write(LogLevel::kInfo, "index " + index.spec.name + ": built, queries on it are answered");
     } else if (!index.active) {
       log->Write(LogLevel::kInfo, "index " + index.spec.name + ": backfill " + Percent(index.built) +
@@ -337,6 +338,9 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
 
   metrics::Exporter exporter(HotnessOptionsFrom(config.metrics), metrics::HotnessTracker::Clock::now,
                              IndexNames(*store));
+  // Reported once before HTTP serves, so the first scrape has every index's series.
+  std::vector<int> index_deciles(store->Indexes().size(), -1);
+  ReportIndexes(*store, &exporter, &index_deciles, &log);
   exporter.SetStoreFiguresSource([&store] {
     storage::StoreStats st = store->Stats();
     return metrics::StoreFigures{st.sst_bytes, st.memtable_bytes, st.pending_compaction_bytes, st.stall_micros,
@@ -426,7 +430,6 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   tick = std::min<std::chrono::microseconds>(tick, std::chrono::seconds(1));
   std::string token = tokens.empty() ? "" : tokens.front();
   uint64_t corruption_logged = 0;
-  std::vector<int> index_deciles(store->Indexes().size(), -1);
 
   for (;;) {
     timespec timeout{static_cast<time_t>(tick.count() / 1'000'000), static_cast<long>(tick.count() % 1'000'000) * 1000};

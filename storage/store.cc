@@ -249,6 +249,7 @@ class RocksStore : public Store {
   explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()), priors_(db_), registry_(db_) {
     write_options_.sync = open_.sync;
     built_.assign(open_.indexes.size(), 1.0);
+    backfilled_.assign(open_.indexes.size(), false);
     for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
       if (open_.building[i]) built_[i] = 0;
     }
@@ -377,7 +378,7 @@ class RocksStore : public Store {
     std::lock_guard lock(index_mu_);
     std::vector<IndexStatus> out;
     for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
-      out.push_back({open_.indexes[i], !open_.building[i], built_[i]});
+      out.push_back({open_.indexes[i], !open_.building[i], built_[i], backfilled_[i]});
     }
     return out;
   }
@@ -493,7 +494,10 @@ class RocksStore : public Store {
       for (std::size_t i = 0; i < open_.indexes.size(); ++i) {
         if (!open_.building[i]) continue;
         built_[i] = total == 0 ? 1 : std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
-        if (finished) open_.building[i] = false;
+        if (finished) {
+          open_.building[i] = false;
+          backfilled_[i] = true;
+        }
       }
       if (finished) return;
     }
@@ -599,8 +603,9 @@ class RocksStore : public Store {
   std::mutex write_mu_;
   internal::PriorValues priors_;  // under write_mu_
   internal::Registry registry_;   // under write_mu_
-  mutable std::mutex index_mu_;   // open_.building and built_ after the open
+  mutable std::mutex index_mu_;   // open_.building, built_ and backfilled_ after the open
   std::vector<double> built_;
+  std::vector<bool> backfilled_;
   std::atomic<bool> stop_backfill_{false};
   std::thread backfill_;
 
@@ -625,8 +630,9 @@ std::shared_ptr<rocksdb::Statistics> NewStatistics() {
 // Reads each index's state: a declared index is ready, or being built from where its backfill
 // stopped (a new one on a store that holds readings from the start); entries of an index no
 // longer declared, or declared with other keys, are removed (DeleteRange of its own key range:
-// the readings are elsewhere).
-Status OpenIndexes(rocksdb::DB* db, OpenDb* open) {
+// the readings are elsewhere). `read_only`: the states are only read, so that an index the store
+// has not built is refused rather than answered from the entries it has.
+Status OpenIndexes(rocksdb::DB* db, OpenDb* open, bool read_only) {
   std::map<std::string, std::string> states;
   {
     rocksdb::ReadOptions ro;
@@ -687,6 +693,10 @@ Status OpenIndexes(rocksdb::DB* db, OpenDb* open) {
     batch.Delete(IndexStateKey(name));
   }
   open->backfill_from = resume;
+  if (read_only) {
+    open->dropped_indexes.clear();  // nothing was
+    return Status::OK();
+  }
   if (batch.Count() == 0) return Status::OK();
   return FromRocks(db->Write(rocksdb::WriteOptions(), &batch), "index states");
 }
@@ -735,7 +745,7 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
   open.indexes = options.indexes;
   open.backfill_batch = std::max<std::size_t>(1, options.index_backfill_batch);
   open.delete_batch = std::max<std::size_t>(1, options.delete_batch);
-  if (Status st = OpenIndexes(open.db.get(), &open); !st.ok()) return st;
+  if (Status st = OpenIndexes(open.db.get(), &open, /*read_only=*/false); !st.ok()) return st;
   auto opened = std::make_unique<RocksStore>(std::move(open));
   if (Status s = opened->Start(); !s.ok()) return s;
   *store = std::move(opened);
@@ -780,9 +790,9 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
                                    "\", this readingsd reads \"" + std::string(internal::kFormatValue) + "\"");
   }
   if (options.read_only) {
-    open.indexes = options.indexes;  // read as they are: a read-only open builds nothing
-    open.building.assign(open.indexes.size(), false);
+    open.indexes = options.indexes;  // a read-only open builds nothing
     open.db = std::move(probe.db);
+    if (Status st = OpenIndexes(open.db.get(), &open, /*read_only=*/true); !st.ok()) return st;
     open.db->Get(rocksdb::ReadOptions(), std::string(internal::kTableIdKey), &open.table_id);
     open.wal_filter = std::move(probe.wal_filter);
     *store = std::make_unique<RocksStore>(std::move(open));

@@ -71,6 +71,8 @@ struct IndexStatus {
   // writes keep it up to date meanwhile, but it does not yet hold every reading.
   bool active = true;
   double built = 1;  // share of the readings backfilled, 0..1
+  // True once a backfill of this open finished: however fast it was, the daemon can say so.
+  bool backfilled = false;
 };
 
 // A device as the device registry records it at write time (docs/device-registry.md).

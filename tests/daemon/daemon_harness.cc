@@ -203,9 +203,13 @@ std::vector<std::string> DeviceIds(int devices) {
 std::string ReadingsdBinary() { return READINGSD_BINARY_PATH; }
 
 std::pair<int, std::string> RunReadingsd(const std::vector<std::string>& args) {
-  TempDir dir("readingsd-run");
   std::vector<std::string> argv = {ReadingsdBinary()};
   argv.insert(argv.end(), args.begin(), args.end());
+  return RunProgram(argv);
+}
+
+std::pair<int, std::string> RunProgram(const std::vector<std::string>& argv) {
+  TempDir dir("readingsd-run");
   Process process(ProcessOptions{argv, {}, dir.File("out")});
   auto status = process.Wait(std::chrono::seconds(60));
   std::ifstream in(dir.File("out"));

@@ -88,7 +88,10 @@ std::vector<std::string> DeviceIds(int devices);
 // The path of the readingsd binary under test.
 std::string ReadingsdBinary();
 
-// Runs readingsd with `args` to completion; returns its exit status and what it printed.
+// Runs `argv` to completion (60 s at most); returns its exit status (-1 when it did not exit)
+// and what it printed on stdout and stderr.
+std::pair<int, std::string> RunProgram(const std::vector<std::string>& argv);
+// RunProgram of readingsd with `args`.
 std::pair<int, std::string> RunReadingsd(const std::vector<std::string>& args);
 
 // GET http://127.0.0.1:port/target → (status, body); status 0 when unreachable.

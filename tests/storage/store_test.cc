@@ -499,6 +499,15 @@ TEST_F(IndexedStoreTest, AnIndexAddedToAPopulatedStoreIsBackfilledAcrossARestart
   }
   ASSERT_TRUE(store_->Write(batch).ok());
   store_.reset();
+  {
+    // Opened read-only, which builds nothing, the index is refused, not answered from no entries.
+    StoreOptions ro = options_;
+    ro.indexes = declared;
+    ro.read_only = true;
+    std::unique_ptr<Store> reader;
+    ASSERT_TRUE(Store::Open(ro, &reader).ok());
+    EXPECT_FALSE(reader->Indexes()[0].active);
+  }
 
   // Declared now: built one reading per batch in the background, stopped by a close at once
   // (3000 batches cannot all have run), so the next open must go on from its recorded state.
@@ -518,9 +527,11 @@ TEST_F(IndexedStoreTest, AnIndexAddedToAPopulatedStoreIsBackfilledAcrossARestart
   EXPECT_EQ(Entries("hot_by_hour", "2026-06-23T08").size(), 3001u);
   EXPECT_EQ(Entries("by_status", "alarm").size(), 1001u);
   EXPECT_EQ(store_->Indexes()[0].built, 1.0);
+  EXPECT_TRUE(store_->Indexes()[0].backfilled);
   store_.reset();
   Open();
   EXPECT_TRUE(store_->Indexes()[0].active);  // ready stays ready
+  EXPECT_FALSE(store_->Indexes()[0].backfilled);
 
   // Removed from the declarations: its entries go, the readings stay.
   options_.indexes = {declared[1]};
