@@ -65,6 +65,9 @@ class Router final : public http::Handler {
   http::Response Handle(const http::Request& request, std::string_view* endpoint) override;
   // In the native API's shape.
   http::Response Error(http::status status, std::string_view code, std::string_view message) override;
+  // Parts of pages handed to a read helper since start (query::ReadHelpers::tasks_run), so a
+  // test can tell that its pages took the helpers' path.
+  uint64_t read_helper_tasks() const { return read_helpers_.tasks_run(); }
 
  private:
   Router(const RouterOptions& options, const storage::Store* store, RouterHooks hooks);

@@ -89,6 +89,7 @@ struct HttpConfig {
   uint64_t max_decoded_body_bytes = 16777216;
   uint64_t max_write_readings = 10000;
   uint64_t max_header_bytes = 8192;
+  uint64_t compress_min_bytes = 1024;  // 0 = never compress a response
   uint64_t max_limit = 10000;
   uint64_t max_page_bytes = 1048576;
   uint64_t max_aggregate_buckets = 10000;

@@ -419,6 +419,10 @@ const std::vector<Key>& Keys() {
                     "most readings (or lines of line protocol) one write request may carry (413)",
                     AtLeast(1)),
       READINGSD_KEY(http, max_header_bytes, "larger request headers are refused (431)", AtLeast(1)),
+      READINGSD_KEY(http, compress_min_bytes,
+                    "a response body of at least this many bytes is sent gzip or deflate "
+                    "compressed when the request's Accept-Encoding allows it; 0 = never",
+                    AtLeast(0)),
       READINGSD_KEY(http, max_limit, "largest page size (limit) a query may ask for", AtLeast(1)),
       READINGSD_KEY(http, max_page_bytes,
                     "a page ends once its items reach this size, as DynamoDB's 1 MB", AtLeast(1)),

@@ -124,17 +124,34 @@ void PrintCsv(const std::vector<json>& items, std::vector<std::string> leading) 
   }
 }
 
-// A bucket of an aggregate as a table row: start, count, then attribute.fn for each function.
-json BucketRow(const json& bucket) {
-  json row = json::object();
-  for (const auto& [name, value] : bucket.items()) {
-    if (!value.is_object()) {
-      row[name] = value;
-      continue;
-    }
-    for (const auto& [fn, result] : value.items()) row[name + "." + fn] = result;
+// `readingsd query` asks for format=columns, the smaller answer, and prints the rows it holds.
+// Values are never null, so a null is a reading without the attribute; a column that is not an
+// array long enough (an answer not from readingsd) gives nothing.
+void SetFromColumn(json& row, const std::string& name, const json& column, std::size_t i) {
+  if (column.is_array() && i < column.size() && !column[i].is_null()) row[name] = column[i];
+}
+
+// A readings page's rows: {"deviceId":…,"readingTs":…, attribute: value…} for each readingTs.
+void ReadingRows(json& page, std::vector<json>* rows) {
+  for (std::size_t i = 0; i < page["readingTs"].size(); ++i) {
+    json row = {{"deviceId", page["deviceId"]}, {"readingTs", page["readingTs"][i]}};
+    for (const auto& [name, column] : page["columns"].items()) SetFromColumn(row, name, column, i);
+    rows->push_back(std::move(row));
   }
-  return row;
+}
+
+// An aggregate's buckets as table rows: start, count, then attribute.fn for each function.
+void BucketRows(json& page, std::vector<json>* rows) {
+  for (std::size_t i = 0; i < page["start"].size(); ++i) {
+    json row = json::object();
+    SetFromColumn(row, "start", page["start"], i);
+    SetFromColumn(row, "count", page["count"], i);
+    for (const auto& [name, fns] : page["columns"].items()) {
+      if (!fns.is_object()) continue;
+      for (const auto& [fn, column] : fns.items()) SetFromColumn(row, name + "." + fn, column, i);
+    }
+    rows->push_back(std::move(row));
+  }
 }
 
 // A command's options into *vm; the exit code when the command is done already (--help, or a
@@ -298,6 +315,9 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
   }
   if (vm.count("latest")) target += "order=desc&limit=" + std::to_string(vm["latest"].as<int>()) + "&";
   if (vm.count("limit")) target += "limit=" + std::to_string(vm["limit"].as<int>()) + "&";
+  // --json prints the pages as the API answers by default; an index answers only rows.
+  const bool columns = !vm.count("json") && !by_index && vm.count("device");
+  if (columns) target += "format=columns&";
 
   DaemonApi api;
   if (std::optional<int> exit = DaemonApiFrom(config, "query", &api)) return *exit;
@@ -306,13 +326,18 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
   std::string cursor;
   uint64_t count = 0, scanned = 0;
   auto take = [&](json& page) {
-    if (aggregate) {
-      for (const auto& bucket : page["buckets"]) items.push_back(BucketRow(bucket));
-    } else {
+    if (!columns) {
       for (auto& item : page["items"]) items.push_back(std::move(item));
+    } else if (aggregate) {
+      BucketRows(page, &items);
+    } else {
+      ReadingRows(page, &items);
     }
-    count += page.value("count", uint64_t{0});
-    scanned += page.value("scannedCount", uint64_t{0});
+    // An aggregate's count is a column: only an index's page counts are printed.
+    if (by_index) {
+      count += page.value("count", uint64_t{0});
+      scanned += page.value("scannedCount", uint64_t{0});
+    }
   };
   if (std::optional<int> exit =
           ForEachPage(api, "query", target, vm.count("all") > 0, vm.count("json") > 0, take, &cursor)) {

@@ -61,6 +61,7 @@ http::ServerOptions ServerOptionsFrom(const config::HttpConfig& c, const HostPor
   o.busy_poll = std::chrono::microseconds(c.busy_poll_us);
   o.max_body_bytes = c.max_body_bytes;
   o.max_header_bytes = c.max_header_bytes;
+  o.compress_min_bytes = c.compress_min_bytes;
   o.max_connections = c.max_connections;
   o.request_timeout = std::chrono::milliseconds(c.request_timeout_ms);
   o.header_timeout = std::chrono::milliseconds(c.header_timeout_ms);

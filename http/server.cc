@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "http/compress.h"
 #include "http/framing.h"
 
 namespace readingsd::http {
@@ -228,8 +229,9 @@ class Session : public std::enable_shared_from_this<Session> {
       // Handlers return errors as values; this is only for allocation failure and the like.
       response = state_->handler->Error(status::internal_server_error, "InternalError", "internal error");
     }
+    CompressResponse(ToStd(request[field::accept_encoding]), state_->options.compress_min_bytes, &response);
     response.version(request.version());
-    Respond(std::move(response), endpoint, request.keep_alive(), started);
+    Respond(std::move(response), endpoint, request.keep_alive(), started, request.method() == verb::head);
   }
 
   // A request the server will not read further: answered, then the connection closes, so
@@ -239,9 +241,13 @@ class Session : public std::enable_shared_from_this<Session> {
     Respond(state_->handler->Error(status, code, message), "other", false, Clock::now());
   }
 
-  void Respond(Response response, std::string_view endpoint, bool keep_alive, Clock::time_point started) {
+  // `head`: the answer to a HEAD request, the headers a GET would get (Content-Length and
+  // Content-Encoding included) and no body (RFC 9110 §9.3.2).
+  void Respond(Response response, std::string_view endpoint, bool keep_alive, Clock::time_point started,
+               bool head = false) {
     response.keep_alive(keep_alive);
     response.prepare_payload();
+    if (head) response.body().clear();
     if (state_->hooks.on_request) {
       state_->hooks.on_request(endpoint, std::chrono::duration<double>(Clock::now() - started).count());
     }

@@ -35,6 +35,9 @@ struct ServerOptions {
   std::chrono::microseconds busy_poll{20};
   std::size_t max_body_bytes = 1 << 20;  // larger bodies get 413
   std::size_t max_header_bytes = 8192;   // larger request headers get 431
+  // A response body of at least this many bytes is compressed when the request's Accept-Encoding
+  // allows gzip or deflate (http/compress.h); 0 = never.
+  std::size_t compress_min_bytes = 1024;
   // A connection beyond it sheds one that waits for a request: the one longest in the middle of
   // sending one (a slow client), else the one idle longest. One being answered is never shed;
   // when every connection is being answered, the new one gets a 503 with Retry-After instead.

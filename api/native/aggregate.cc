@@ -88,29 +88,82 @@ void AppendValue(const storage::AttributeValue& value, std::string* out) {
   }
 }
 
+// Whether a bucket's attribute has a value of `fn`: it has readings, and numbers or booleans
+// among them for the functions over numbers.
+bool HasValue(const query::AttributeAggregate& a, AggregateFn fn) {
+  const bool numeric =
+      fn == AggregateFn::kAvg || fn == AggregateFn::kSum || fn == AggregateFn::kMin || fn == AggregateFn::kMax;
+  return a.count > 0 && (!numeric || a.numeric_count > 0);
+}
+
+void AppendFn(const query::AttributeAggregate& a, AggregateFn fn, std::string* out) {
+  switch (fn) {
+    case AggregateFn::kAvg: out->append(storage::NumberFromDouble(a.avg())); break;
+    case AggregateFn::kSum: out->append(storage::NumberFromDouble(a.sum)); break;
+    case AggregateFn::kMin: out->append(a.min.text); break;
+    case AggregateFn::kMax: out->append(a.max.text); break;
+    case AggregateFn::kCount: out->append(std::to_string(a.count)); break;
+    case AggregateFn::kFirst: AppendValue(a.first, out); break;
+    case AggregateFn::kLast: AppendValue(a.last, out); break;
+  }
+}
+
 // One attribute's object in a bucket: the functions asked for, in the order asked, leaving out
 // those with nothing to compute.
 void AppendAttribute(const query::AttributeAggregate& a, const std::vector<AggregateFn>& fns, std::string* out) {
   out->push_back('{');
   bool first = true;
   for (AggregateFn fn : fns) {
-    const bool numeric = fn == AggregateFn::kAvg || fn == AggregateFn::kSum || fn == AggregateFn::kMin ||
-                         fn == AggregateFn::kMax;
-    if (numeric && a.numeric_count == 0) continue;
+    if (!HasValue(a, fn)) continue;
     if (!first) out->push_back(',');
     first = false;
     out->append("\"").append(query::AggregateFnName(fn)).append("\":");
-    switch (fn) {
-      case AggregateFn::kAvg: out->append(storage::NumberFromDouble(a.avg())); break;
-      case AggregateFn::kSum: out->append(storage::NumberFromDouble(a.sum)); break;
-      case AggregateFn::kMin: out->append(a.min.text); break;
-      case AggregateFn::kMax: out->append(a.max.text); break;
-      case AggregateFn::kCount: out->append(std::to_string(a.count)); break;
-      case AggregateFn::kFirst: AppendValue(a.first, out); break;
-      case AggregateFn::kLast: AppendValue(a.last, out); break;
-    }
+    AppendFn(a, fn, out);
   }
   out->push_back('}');
+}
+
+// format=columns: the buckets transposed, {"deviceId":…,"step":…,"start":[…],"count":[…],
+// "columns":{"temperature":{"avg":[…],…},…},"scannedCount":N}: an attribute and a function
+// where some bucket has a value, in the order asked, null in the buckets without one.
+std::string RenderColumns(const query::AggregateRequest& request, const std::string& step,
+                          const query::AggregateResult& result) {
+  const std::vector<query::Bucket>& buckets = result.buckets;
+  std::string body = "{\"deviceId\":\"" + request.device_id + "\",\"step\":" + DumpJson(OrderedJson(step)) +
+                     ",\"start\":[";
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    body.append(b > 0 ? ",\"" : "\"").append(storage::WholeSecondsTimestamp(buckets[b].start_seconds)).push_back('"');
+  }
+  body.append("],\"count\":[");
+  for (std::size_t b = 0; b < buckets.size(); ++b) body.append(b > 0 ? "," : "").append(std::to_string(buckets[b].count));
+  body.append("],\"columns\":{");
+  bool first_attribute = true;
+  for (std::size_t i = 0; i < request.attributes.size(); ++i) {
+    const auto has = [&](AggregateFn fn) {
+      return std::ranges::any_of(buckets, [&](const query::Bucket& b) { return HasValue(b.attributes[i], fn); });
+    };
+    if (!std::ranges::any_of(request.fns, has)) continue;
+    body.append(first_attribute ? "" : ",").append(DumpJson(OrderedJson(request.attributes[i]))).append(":{");
+    first_attribute = false;
+    bool first_fn = true;
+    for (AggregateFn fn : request.fns) {
+      if (!has(fn)) continue;
+      body.append(first_fn ? "\"" : ",\"").append(query::AggregateFnName(fn)).append("\":[");
+      first_fn = false;
+      for (std::size_t b = 0; b < buckets.size(); ++b) {
+        if (b > 0) body.push_back(',');
+        if (HasValue(buckets[b].attributes[i], fn)) {
+          AppendFn(buckets[b].attributes[i], fn, &body);
+        } else {
+          body.append("null");
+        }
+      }
+      body.push_back(']');
+    }
+    body.push_back('}');
+  }
+  body.append("},\"scannedCount\":").append(std::to_string(result.scanned_count)).append("}");
+  return body;
 }
 
 std::string Render(const query::AggregateRequest& request, const std::string& step,
@@ -151,6 +204,8 @@ http::Response Aggregate(const Context& context, const std::string& device_id, c
   if (Status s = StepParam(params, &request.step_seconds); !s.ok()) return ErrorFromStatus(s);
   if (Status s = FnParam(params, &request.fns); !s.ok()) return ErrorFromStatus(s);
   if (Status s = AttributesParam(params, &request.attributes); !s.ok()) return ErrorFromStatus(s);
+  Format format;
+  if (Status s = FormatParam(params, &format); !s.ok()) return ErrorFromStatus(s);
   request.device_id = device_id;
   request.max_buckets = context.read.limits.max_aggregate_buckets;
   request.max_scanned = context.read.limits.max_aggregate_scan;
@@ -162,7 +217,9 @@ http::Response Aggregate(const Context& context, const std::string& device_id, c
     if (Status s = query::Aggregate(context.read.store, request, &result); !s.ok()) return ErrorFromStatus(s);
   }
   context.read.ReportPartitionRead(device_id, result.scanned_count, result.scanned_bytes);
-  return JsonResponse(http::status::ok, Render(request, *Find(params, "step"), result));
+  const std::string& step = *Find(params, "step");
+  return JsonResponse(http::status::ok, format == Format::kColumns ? RenderColumns(request, step, result)
+                                                                   : Render(request, step, result));
 }
 
 }  // namespace readingsd::api::native

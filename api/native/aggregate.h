@@ -6,6 +6,8 @@
 //                           begin at multiples of it after 1970-01-01T00:00:00Z, in UTC
 //   fn                      avg,min,max,count,sum,first,last (default avg,min,max,count)
 //   attributes              the attributes to aggregate, required, at most 16
+//   format                  rows (default) or columns: the buckets transposed, one array per
+//                           field (aggregate.cc RenderColumns)
 //
 // Answer: {"deviceId":…,"step":"5m","buckets":[{"start":"2026-06-23T08:00:00Z","count":30,
 // "temperature":{"avg":22.5,"min":20.5,"max":24.5,"count":30}},…],"scannedCount":N}. A bucket

@@ -46,11 +46,11 @@ const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kDevices{"devices", {"prefix", "limit", "cursor"}};
   static const EndpointSpec kReadings{
       "readings",
-      {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes"}};
+      {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes", "format"}};
   static const EndpointSpec kDeleteReadings{"delete_readings", {"from", "to", "after", "before", "begins_with", "all"}};
-  static const EndpointSpec kLatest{"latest", {"n", "attributes"}};
+  static const EndpointSpec kLatest{"latest", {"n", "attributes", "format"}};
   static const EndpointSpec kItem{"item", {"attributes"}};
-  static const EndpointSpec kAggregate{"aggregate", {"from", "to", "after", "before", "step", "fn", "attributes"}};
+  static const EndpointSpec kAggregate{"aggregate", {"from", "to", "after", "before", "step", "fn", "attributes", "format"}};
   static const EndpointSpec kIndexReadings{
       "index_readings",
       {"from", "to", "after", "before", "value", "gt", "ge", "lt", "le", "eq", "limit", "order", "cursor", "filter",
@@ -347,13 +347,22 @@ char* WriteString(std::string_view s, char* p) {
   return p;
 }
 
-// The most an attribute can take in an item: its name and a string value with every byte
-// escaped as \u00XX (6 characters), their quotes, ',' and ':'; a number its text, a boolean 5.
-std::size_t AttributeRoom(const storage::AttributeView& a) {
-  std::size_t value_room = 5;
-  if (const auto* s = std::get_if<std::string_view>(&a.value)) value_room = 6 * s->size() + 2;
-  if (const auto* n = std::get_if<storage::NumberView>(&a.value)) value_room = n->MaxTextSize();
-  return 6 * a.name.size() + 4 + value_room;
+// The most an attribute's value can take: a string with every byte escaped as \u00XX (6
+// characters) and its quotes, a number its text, a boolean 5.
+std::size_t ValueRoom(const storage::AttributeView& a) {
+  if (const auto* s = std::get_if<std::string_view>(&a.value)) return 6 * s->size() + 2;
+  if (const auto* n = std::get_if<storage::NumberView>(&a.value)) return n->MaxTextSize();
+  return 5;
+}
+
+// The most an attribute can take in an item: its name escaped as its value could be, its
+// quotes, ',' and ':', and its value.
+std::size_t AttributeRoom(const storage::AttributeView& a) { return 6 * a.name.size() + 4 + ValueRoom(a); }
+
+char* WriteValue(const storage::AttributeView& a, char* p) {
+  if (const auto* n = std::get_if<storage::NumberView>(&a.value)) return n->WriteTo(p);
+  if (const auto* b = std::get_if<bool>(&a.value)) return Write(*b ? "true" : "false", p);
+  return WriteString(std::get<std::string_view>(a.value), p);
 }
 
 }  // namespace
@@ -377,13 +386,7 @@ void AppendItem(std::string_view device_id, std::string_view sort_key,
     *p++ = ',';
     p = WriteString(a.name, p);
     *p++ = ':';
-    if (const auto* n = std::get_if<storage::NumberView>(&a.value)) {
-      p = n->WriteTo(p);
-    } else if (const auto* b = std::get_if<bool>(&a.value)) {
-      p = Write(*b ? "true" : "false", p);
-    } else {
-      p = WriteString(std::get<std::string_view>(a.value), p);
-    }
+    p = WriteValue(a, p);
   }
   *p++ = '}';
   assert(p <= out->data() + begin + room);
@@ -391,6 +394,17 @@ void AppendItem(std::string_view device_id, std::string_view sort_key,
 }
 
 namespace {
+
+// What follows a page's items in either format: its counts, its cursor while more follow, '}'.
+void AppendPageEnd(std::string_view device_id, const QueryResult& result, std::string* body) {
+  body->append(",\"count\":").append(std::to_string(result.count));
+  body->append(",\"scannedCount\":").append(std::to_string(result.scanned_count));
+  if (result.last_evaluated_sort_key) {
+    body->append(",\"nextCursor\":\"").append(EncodeCursor(device_id, *result.last_evaluated_sort_key));
+    body->push_back('"');
+  }
+  body->push_back('}');
+}
 
 // The one rendering of a page, for /readings and /latest alike (a /latest cursor continues with
 // /readings?order=desc&cursor=…). Query hands it each item while the iterator still holds it, so
@@ -432,13 +446,8 @@ class PageWriter final : public ItemSink {
   }
 
   std::string Finish(const QueryResult& result) && {
-    body_.append("],\"count\":").append(std::to_string(result.count));
-    body_.append(",\"scannedCount\":").append(std::to_string(result.scanned_count));
-    if (result.last_evaluated_sort_key) {
-      body_.append(",\"nextCursor\":\"").append(EncodeCursor(device_id_, *result.last_evaluated_sort_key));
-      body_.push_back('"');
-    }
-    body_.push_back('}');
+    body_.push_back(']');
+    AppendPageEnd(device_id_, result, &body_);
     return std::move(body_);
   }
 
@@ -454,16 +463,149 @@ class PageWriter final : public ItemSink {
   std::vector<std::size_t> item_ends_;  // of a part's items in body_
 };
 
-http::Response RunQuery(const Context& context, const QueryRequest& request, const Projection& projection,
-                      bool empty_range) {
+// format=columns: the page PageWriter renders, transposed, in the same one pass over its items:
+// {"deviceId":…,"readingTs":[…],"columns":{"temperature":[…],…},"count":…,…}. A column per
+// attribute the page's items hold, in the order they first appear, each as long as readingTs,
+// null where an item lacks it. Each column is rendered as its items arrive, padded with nulls
+// only when its next value (or the end) comes; the columns are joined once the page ends.
+class ColumnsWriter final : public ItemSink {
+ public:
+  ColumnsWriter(std::string_view device_id, std::size_t expected_items, const Projection& projection)
+      : ColumnsWriter(device_id, projection) {
+    timestamps_.reserve(expected_items * (storage::kSortKeyLength + 3));
+  }
+  ColumnsWriter(std::string_view device_id, const Projection& projection)
+      : device_id_(device_id), projection_(projection) {}
+
+  void Add(std::string_view sort_key, std::string_view /*encoded*/,
+           std::span<const storage::AttributeView> attributes) override {
+    if (rows_ > 0) timestamps_.push_back(',');
+    timestamps_.append("\"").append(sort_key).push_back('"');
+    for (const storage::AttributeView& a : Project(attributes, projection_, &kept_)) {
+      Column& column = ColumnOf(a.name);
+      if (column.rows > rows_) continue;  // a name twice in one item: its first value, as a JSON reader keeps one
+      PadTo(&column, rows_);
+      if (column.rows > 0) column.values.push_back(',');
+      const std::size_t begin = column.values.size();
+      column.values.resize(begin + ValueRoom(a));
+      char* end = WriteValue(a, column.values.data() + begin);
+      column.values.resize(static_cast<std::size_t>(end - column.values.data()));
+      EndRow(&column);
+    }
+    ++rows_;
+    if (part_) timestamp_ends_.push_back(timestamps_.size());
+  }
+
+  // A part is a page of its own, whose rows are numbered from 0; it keeps where each row of
+  // readingTs and of every column ends, so AppendPart can take its first n rows.
+  std::unique_ptr<ItemSink> NewPart(std::size_t expected_items) const override {
+    auto part = std::make_unique<ColumnsWriter>(device_id_, expected_items, projection_);
+    part->part_ = true;
+    part->timestamp_ends_.reserve(expected_items);
+    return part;
+  }
+
+  void AppendPart(ItemSink* sink, std::size_t n) override {
+    if (n == 0) return;
+    const auto& part = static_cast<const ColumnsWriter&>(*sink);
+    if (rows_ > 0) timestamps_.push_back(',');
+    timestamps_.append(part.timestamps_, 0, part.timestamp_ends_[n - 1]);
+    for (const Column& from : part.columns_) {
+      if (from.first_row >= n) continue;  // no value in the rows taken: no column, as rows would show
+      Column& column = ColumnOf(from.name);
+      PadTo(&column, rows_);
+      const std::size_t taken = std::min(n, from.rows);  // the rest are nulls, padded later
+      if (column.rows > 0) column.values.push_back(',');
+      column.values.append(from.values, 0, from.ends[taken - 1]);
+      column.rows += taken;
+    }
+    rows_ += n;
+  }
+
+  std::string Finish(const QueryResult& result) && {
+    std::string body;
+    std::size_t size = 128 + timestamps_.size();
+    for (const Column& column : columns_) size += column.values.size() + 6 * column.name.size() + 4 + 5 * (rows_ - column.rows);
+    body.reserve(size);
+    body.append("{\"deviceId\":\"").append(device_id_).append("\",\"readingTs\":[").append(timestamps_);
+    body.append("],\"columns\":{");
+    for (Column& column : columns_) {
+      PadTo(&column, rows_);
+      if (&column != &columns_.front()) body.push_back(',');
+      const std::size_t begin = body.size();
+      body.resize(begin + 6 * column.name.size() + 2);
+      body.resize(static_cast<std::size_t>(WriteString(column.name, body.data() + begin) - body.data()));
+      body.append(":[").append(column.values).push_back(']');
+    }
+    body.push_back('}');
+    AppendPageEnd(device_id_, result, &body);
+    return body;
+  }
+
+ private:
+  struct Column {
+    std::string name;
+    std::string values;         // comma-separated, rows 0 .. rows-1
+    std::size_t rows = 0;       // values held, nulls included
+    std::size_t first_row = 0;  // of its first value that is not a padding null
+    std::vector<std::size_t> ends;  // a part's: where each row's value ends in values
+  };
+
+  Column& ColumnOf(std::string_view name) {
+    // Items mostly hold the same attributes in the same order: try the column after the last.
+    if (next_ < columns_.size() && columns_[next_].name == name) return columns_[next_++];
+    auto it = index_.find(name);
+    if (it == index_.end()) {
+      it = index_.emplace(std::string(name), columns_.size()).first;
+      columns_.push_back(Column{.name = std::string(name), .first_row = rows_});
+    }
+    next_ = it->second + 1;
+    return columns_[it->second];
+  }
+
+  void PadTo(Column* column, std::size_t rows) const {
+    while (column->rows < rows) {
+      column->values.append(column->rows > 0 ? ",null" : "null");
+      EndRow(column);
+    }
+  }
+
+  void EndRow(Column* column) const {
+    ++column->rows;
+    if (part_) column->ends.push_back(column->values.size());
+  }
+
+  std::string_view device_id_;
+  const Projection& projection_;
+  std::vector<storage::AttributeView> kept_;  // reused for every item
+  std::string timestamps_;                    // readingTs' items, comma-separated
+  std::vector<std::size_t> timestamp_ends_;   // a part's: where each row's timestamp ends
+  std::vector<Column> columns_;               // in the order the page first holds them
+  std::map<std::string, std::size_t, std::less<>> index_;  // name to its place in columns_
+  std::size_t next_ = 0;                      // the column ColumnOf tries first
+  std::size_t rows_ = 0;
+  bool part_ = false;
+};
+
+template <typename Page>
+http::Response RunQuery(const Context& context, const QueryRequest& request, bool empty_range, Page& page) {
   QueryResult result;
-  PageWriter page(request.key.device_id, std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000),
-                  projection);
   if (!empty_range) {
     if (Status s = query::Query(context.read.store, request, &result, &page); !s.ok()) return ErrorFromStatus(s);
   }
   context.read.ReportPartitionRead(request.key.device_id, result.scanned_count, result.scanned_bytes);
   return JsonResponse(http::status::ok, std::move(page).Finish(result));
+}
+
+http::Response RunQuery(const Context& context, const QueryRequest& request, const Projection& projection,
+                        Format format, bool empty_range) {
+  const std::size_t expected_items = std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000);
+  if (format == Format::kColumns) {
+    ColumnsWriter page(request.key.device_id, expected_items, projection);
+    return RunQuery(context, request, empty_range, page);
+  }
+  PageWriter page(request.key.device_id, expected_items, projection);
+  return RunQuery(context, request, empty_range, page);
 }
 
 http::Response Readings(const Context& context, const Match& match, const Params& params) {
@@ -475,24 +617,28 @@ http::Response Readings(const Context& context, const Match& match, const Params
     return ErrorFromStatus(s);
   }
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
-  return RunQuery(context, request, projection, empty);
+  Format format;
+  if (Status s = FormatParam(params, &format); !s.ok()) return ErrorFromStatus(s);
+  return RunQuery(context, request, projection, format, empty);
 }
 
 http::Response Latest(const Context& context, const Match& match, const Params& params) {
   QueryRequest request;
   Projection projection;
+  Format format;
   if (Status s = CountParam(params, "n", kDefaultLatest, context.read.limits.max_limit, &request.limit);
       !s.ok()) {
     return ErrorFromStatus(s);
   }
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
+  if (Status s = FormatParam(params, &format); !s.ok()) return ErrorFromStatus(s);
   if (Status s = query::MakeKeyCondition(match.device_id, SortKeyOp::kAll, "", "", &request.key); !s.ok()) {
     return ErrorFromStatus(Named("deviceId", s));
   }
   request.scan_forward = false;
   request.max_page_bytes = context.read.limits.max_page_bytes;
   request.helpers = context.read.helpers;
-  return RunQuery(context, request, projection, false);
+  return RunQuery(context, request, projection, format, false);
 }
 
 // GET /v1/devices: the device registry, paged like the readings: at most `limit` devices and

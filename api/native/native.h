@@ -6,13 +6,14 @@
 //                                   at limit (default 100, at most http.max_limit) or after about
 //                                   http.max_page_bytes, and has nextCursor while more follow
 //   GET /v1/devices/{id}/readings   from, to (inclusive), after, before (exclusive), begins_with,
-//                                   limit, order=asc|desc, cursor, filter, attributes
+//                                   limit, order=asc|desc, cursor, filter, attributes,
+//                                   format=rows|columns (request.h Format)
 //                                   (a bound may be a date: its first instant, storage::NormalizeBound)
-//   GET /v1/devices/{id}/latest     n (newest first), attributes
+//   GET /v1/devices/{id}/latest     n (newest first), attributes, format
 //   DELETE /v1/devices/{id}/readings  from, to, after, before, begins_with as the GET's, or all=true
 //                                   (one of them is required): {"deviceId":…,"deleted":N}
 //   GET /v1/devices/{id}/readings/{timestamp}
-//   GET /v1/devices/{id}/aggregate  from|after, to|before, step, fn, attributes (aggregate.h)
+//   GET /v1/devices/{id}/aggregate  from|after, to|before, step, fn, attributes, format (aggregate.h)
 //   GET /v1/indexes/{name}/readings  a fleet-wide question through a secondary index (index.h)
 //   GET /v1/readings                 refused: names the index to declare (index.h)
 //   GET /healthz, /readyz, /metrics

@@ -89,6 +89,18 @@ Status ProjectionParam(const Params& params, Projection* projection) {
   }
 }
 
+Status FormatParam(const Params& params, Format* format) {
+  const std::string* text = Find(params, "format");
+  if (!text || *text == "rows") {
+    *format = Format::kRows;
+  } else if (*text == "columns") {
+    *format = Format::kColumns;
+  } else {
+    return Status::InvalidArgument("format: expected rows or columns, got " + Quoted(*text));
+  }
+  return Status::OK();
+}
+
 Status NativeKeyCondition(const std::string& device_id, const Params& params, KeyCondition* key,
                           bool* empty) {
   *empty = false;

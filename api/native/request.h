@@ -42,6 +42,11 @@ http::Response ErrorFromStatus(const Status& s);
 // An aggregate takes the same list for the attributes it aggregates.
 using Projection = std::optional<std::vector<std::string>>;
 Status ProjectionParam(const Params& params, Projection* projection);
+// format=rows (the default): a page's items as objects; format=columns: the same page
+// transposed, one array per field, a missing value null at its position (docs/native-api.md).
+enum class Format { kRows, kColumns };
+Status FormatParam(const Params& params, Format* format);
+
 // The attributes of `all` that `projection` keeps, in stored order: `all` itself when it is unset.
 std::span<const storage::AttributeView> Project(std::span<const storage::AttributeView> all,
                                                 const Projection& projection,

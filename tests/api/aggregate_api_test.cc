@@ -106,6 +106,47 @@ TEST_F(AggregateApiTest, DaysAreUtcAndABoundaryOnAReadingStartsItsBucket) {
   EXPECT_EQ(week["buckets"][0]["start"], "2026-06-18T00:00:00Z");  // 1970-01-01 was a Thursday
 }
 
+// format=columns: the buckets transposed, a function of an attribute where some bucket has a
+// value, null in the others.
+TEST_F(AggregateApiTest, ColumnsAreTheBucketsTransposed) {
+  const std::vector<storage::Reading> mix = {
+      MakeReading("mix", "2026-06-23T08:00:00.000000000Z", {{"temperature", 1.0}}),
+      MakeReading("mix", "2026-06-23T08:10:00.000000000Z", {{"humidity", 2.0}}),
+      MakeReading("mix", "2026-06-23T08:20:00.000000000Z", {{"temperature", 3.0}, {"humidity", std::string("x")}})};
+  ASSERT_TRUE(store_->Write(mix).ok());
+  const std::string window = std::string(kHour) + "&step=10m&fn=avg,count,last&attributes=temperature,humidity,wind";
+  const HttpResult columns = Aggregate("mix", window + "&format=columns");
+  EXPECT_EQ(Ok(columns), json::parse(R"({"deviceId":"mix","step":"10m",
+      "start":["2026-06-23T08:00:00Z","2026-06-23T08:10:00Z","2026-06-23T08:20:00Z"],"count":[1,1,1],
+      "columns":{"temperature":{"avg":[1,null,3],"count":[1,null,1],"last":[1,null,3]},
+                 "humidity":{"avg":[null,2,null],"count":[null,1,1],"last":[null,2,"x"]}},
+      "scannedCount":3})"));
+  EXPECT_NE(columns.body.find(R"("columns":{"temperature":{"avg":[1,null,3],"count":[1,null,1],"last":[1,null,3]},)"),
+            std::string::npos)
+      << columns.body;  // in the order asked
+
+  // The same numbers as rows, on a1's hour of numbers, booleans and strings.
+  const std::string hour = std::string(kHour) + "&step=5m&fn=avg,min,max,count,sum,first,last&attributes=temperature,door,status";
+  const json rows = Ok(Aggregate("a1", hour));
+  const json transposed = Ok(Aggregate("a1", hour + "&format=columns"));
+  ASSERT_EQ(transposed["start"].size(), rows["buckets"].size());
+  EXPECT_EQ(transposed["scannedCount"], rows["scannedCount"]);
+  for (std::size_t b = 0; b < rows["buckets"].size(); ++b) {
+    const json& bucket = rows["buckets"][b];
+    EXPECT_EQ(transposed["start"][b], bucket["start"]);
+    EXPECT_EQ(transposed["count"][b], bucket["count"]);
+    for (const char* attribute : {"temperature", "door", "status"}) {
+      for (const auto& [fn, column] : transposed["columns"][attribute].items()) {
+        EXPECT_EQ(column[b], bucket[attribute].value(fn, json())) << attribute << " " << fn << " " << b;
+      }
+      EXPECT_EQ(transposed["columns"][attribute].size(), bucket[attribute].size()) << attribute;
+    }
+  }
+  EXPECT_EQ(Ok(Aggregate("a1", "from=2026-06-24T00:00:00Z&to=2026-06-25T00:00:00Z&step=1h&attributes=t&format=columns")),
+            json::parse(R"({"deviceId":"a1","step":"1h","start":[],"count":[],"columns":{},"scannedCount":0})"));
+  ExpectBad(Aggregate("a1", hour + "&format=table"), "format: expected rows or columns");
+}
+
 TEST_F(AggregateApiTest, BadParametersAreNamed) {
   const std::string hour = kHour;
   ExpectBad(Aggregate("a1", "to=2026-06-23T09:00:00Z&step=5m&attributes=t"), "from: required");

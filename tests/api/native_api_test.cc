@@ -8,6 +8,7 @@
 #include <random>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <variant>
 #include <vector>
@@ -310,6 +311,103 @@ TEST_F(NativeApiTest, PagesWithAReadHelperAreByteForByteThePagesWithout) {
   }
   EXPECT_EQ(Get(port(), "/v1/devices/long/latest?n=1000").body,
             Get(alone.server->port(), "/v1/devices/long/latest?n=1000").body);
+}
+
+// A rows page transposed as format=columns promises: readingTs in item order, a column per
+// attribute in the order the items first hold it, null where an item lacks it; counts and cursor
+// as they are.
+nlohmann::ordered_json Transposed(const nlohmann::ordered_json& page) {
+  nlohmann::ordered_json out = {{"deviceId", page["deviceId"]}, {"readingTs", nlohmann::ordered_json::array()}};
+  nlohmann::ordered_json columns = nlohmann::ordered_json::object();
+  const nlohmann::ordered_json& items = page["items"];
+  for (std::size_t row = 0; row < items.size(); ++row) {
+    out["readingTs"].push_back(items[row]["readingTs"]);
+    for (const auto& [name, value] : items[row].items()) {
+      if (name == "deviceId" || name == "readingTs") continue;
+      nlohmann::ordered_json& column = columns[name];
+      while (column.size() < row) column.push_back(nullptr);
+      column.push_back(value);
+    }
+  }
+  for (auto& [name, column] : columns.items()) {
+    while (column.size() < items.size()) column.push_back(nullptr);
+  }
+  out["columns"] = columns;
+  for (const char* field : {"count", "scannedCount", "nextCursor"}) {
+    if (page.contains(field)) out[field] = page[field];
+  }
+  return out;
+}
+
+// Every page of multi-page windows in format=columns is the rows page transposed, with the same
+// cursor, whether a read helper rendered the later part of the page or not: the helper's part
+// starts its own columns (one appearing only late in it, one only in what it read past the
+// page's end, one it lacks), which the page joins.
+TEST_F(NativeApiTest, ColumnsPagesAreTheRowsPagesTransposedWithAndWithoutReadHelpers) {
+  std::vector<storage::Reading> readings;
+  for (int i = 0; i < 3000; ++i) {
+    char ts[40];
+    std::snprintf(ts, sizeof ts, "2026-06-25T%02d:%02d:%02d.%09dZ", i / 3600, i / 60 % 60, i % 60, i % 7);
+    std::vector<storage::Attribute> attributes{{"temperature", 20.0 + i % 13 * 0.25}};
+    if (i % 2 == 0) attributes.push_back({"status", std::string(i % 4 ? "ok" : "w\"arn")});
+    if (i % 97 == 5) attributes.push_back({"humidity", 40.0 + i % 5});
+    if (i % 250 == 249) attributes.push_back({"door \"front\"", i % 500 == 249});
+    if (i % 400 == 399) attributes.push_back({"rare", std::string("x")});
+    readings.push_back(MakeReading("long", ts, std::move(attributes)));
+  }
+  ASSERT_TRUE(store_->Write(readings).ok());
+  ServeOptions alone_options;
+  alone_options.api.read_helpers = 0;
+  alone_options.server.port = 0;
+  Served alone;
+  ASSERT_TRUE(Serve(store_.get(), alone_options, {}, &alone).ok());
+
+  const auto check = [&](const std::string& target) {
+    const HttpResult rows = Get(alone.server->port(), target);
+    const std::string columns_target = target + "&format=columns";
+    const HttpResult helped = Get(port(), columns_target);
+    EXPECT_EQ(helped.status, 200) << columns_target << " " << helped.body;
+    EXPECT_EQ(helped.body, Get(alone.server->port(), columns_target).body) << columns_target;
+    EXPECT_EQ(nlohmann::ordered_json::parse(helped.body), Transposed(nlohmann::ordered_json::parse(rows.body)))
+        << columns_target;
+    return rows.Json();
+  };
+  int pages = 0;
+  for (const std::string& query : std::vector<std::string>{
+           "limit=1000", "from=2026-06-25T00:10:00Z&to=2026-06-25T00:40:00Z&limit=700", "order=desc&limit=900",
+           "filter=" + UrlEncode("status = 'ok'") + "&limit=2000", "attributes=status,humidity&limit=800",
+           "after=2026-06-25T00:05:00Z&order=desc&limit=333", "limit=10000", "limit=300", "order=desc&limit=450",
+           "limit=550&filter=" + UrlEncode("temperature > 21")}) {
+    std::string cursor;
+    for (int page = 0; page < 10; ++page, ++pages) {
+      const json rows =
+          check("/v1/devices/long/readings?" + query + (cursor.empty() ? "" : "&cursor=" + cursor));
+      if (!rows.contains("nextCursor")) break;
+      cursor = rows["nextCursor"];
+    }
+  }
+  EXPECT_GT(pages, 10);
+  check("/v1/devices/long/latest?n=1000");
+  check("/v1/devices/long/latest?n=3");
+  check("/v1/devices/long/readings?from=2027-01-01");  // no items
+  check("/v1/devices/a1/readings?limit=7");
+  if (std::thread::hardware_concurrency() >= 2) {  // with a core to spare, the helpers' path ran
+    EXPECT_GT(router_->read_helper_tasks(), 0u);
+  }
+}
+
+TEST_F(NativeApiTest, ColumnsInTheDocumentedShape) {
+  const json body = Readings("a1", "limit=3&attributes=temperature,door&format=columns").Json();
+  EXPECT_EQ(body, json::parse(R"({"deviceId":"a1",
+      "readingTs":["2026-06-23T08:00:00.000000000Z","2026-06-23T08:01:00.000000000Z","2026-06-23T08:02:00.000000000Z"],
+      "columns":{"door":[true,false,false],"temperature":[20,20.5,21]},
+      "count":3,"scannedCount":3,"nextCursor":")" + Readings("a1", "limit=3").Json()["nextCursor"].get<std::string>() +
+                                  R"("})"));
+  EXPECT_EQ(Readings("nobody", "format=columns").body,
+            R"({"deviceId":"nobody","readingTs":[],"columns":{},"count":0,"scannedCount":0})");
+  ExpectBadParameter(Readings("a1", "format=csv"), "format: expected rows or columns");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/latest?format=Columns"), "format: expected rows or columns");
+  EXPECT_EQ(Readings("a1", "format=rows").body, Readings("a1").body);
 }
 
 TEST_F(NativeApiTest, LatestIsNewestFirstAndContinuesWithReadings) {

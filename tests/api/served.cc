@@ -36,14 +36,15 @@ HttpResult HttpConnection::Send(const std::string& method, const std::string& ta
   request.body() = body;
   if (!body.empty() || method == "POST") request.prepare_payload();
   beast_http::write(socket_, request);
-  return ReadResponse();
+  return ReadResponse(method == "HEAD");
 }
 
 void HttpConnection::Write(const std::string& bytes) { net::write(socket_, net::buffer(bytes)); }
 
-HttpResult HttpConnection::ReadResponse() {
+HttpResult HttpConnection::ReadResponse(bool head) {
   beast_http::response_parser<beast_http::string_body> parser;
   parser.body_limit(boost::none);
+  parser.skip(head);
   beast_http::read(socket_, buffer_, parser);
   const auto& response = parser.get();
   HttpResult result;

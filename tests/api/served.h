@@ -47,7 +47,8 @@ class HttpConnection {
   }
   // Raw bytes, for requests no well-behaved client would send.
   void Write(const std::string& bytes);
-  HttpResult ReadResponse();
+  // `head`: the answer to a HEAD request, whose header announces a body that does not follow.
+  HttpResult ReadResponse(bool head = false);
   // True when the server closes the connection (EOF or reset) within `timeout`.
   bool ClosedWithin(std::chrono::milliseconds timeout) { return ReadUntilClosed(timeout).has_value(); }
   // Every byte not yet read by ReadResponse, up to the server closing the connection; nullopt

@@ -185,6 +185,7 @@ Config EveryKeyChanged() {
   c.http.auth_token_file = "/etc/readingsd/token";
   c.http.max_body_bytes = 1;
   c.http.max_header_bytes = 2;
+  c.http.compress_min_bytes = 0;
   c.http.max_decoded_body_bytes = 8;
   c.http.max_write_readings = 9;
   c.http.max_limit = 3;

@@ -587,8 +587,8 @@ class CannedHttpServer {
 // refused like any unreadable answer, where printing it overflowed the stack.
 TEST(IngestE2E, QueryCommandRefusesAnAnswerNestedTooDeep) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  CannedHttpServer server(R"({"items":[{"deviceId":"d1","readingTs":"2026-06-23T08:00:00.000000000Z","m":)" + deep +
-                          R"(}],"count":1,"scannedCount":1})");
+  CannedHttpServer server(R"({"deviceId":"d1","readingTs":["2026-06-23T08:00:00.000000000Z"],"columns":{"m":[)" +
+                          deep + R"(]},"count":1,"scannedCount":1})");
   auto [status, output] =
       RunReadingsd({"--http.listen=127.0.0.1:" + std::to_string(server.port()), "query", "--device", "d1"});
   EXPECT_EQ(status, 69) << output.substr(0, 200);  // kExitUnavailable, as for any answer that is not JSON
@@ -598,11 +598,12 @@ TEST(IngestE2E, QueryCommandRefusesAnAnswerNestedTooDeep) {
 }  // namespace
 // Issue #25: --csv is RFC 4180 with deviceId, so `readingsd import` reads it back, and a table
 // or CSV shows every digit of a number (38 significant digits: more than a double holds).
+// Issue #29: it asks for format=columns and prints the rows as it printed them from rows.
 TEST(IngestE2E, QueryCsvQuotesWhatNeedsItAndKeepsEveryDigit) {
   CannedHttpServer server(
-      R"({"items":[{"deviceId":"d1","readingTs":"2026-06-23T08:00:00.000000000Z","note":"a,\"b\"",)"
-      R"("big":12345678901234567890123456789012345678,"t":21.5},)"
-      R"({"deviceId":"d1","readingTs":"2026-06-23T08:00:01.000000000Z","ok":true,"small":0.1000000000000000000000000000000000001}],)"
+      R"({"deviceId":"d1","readingTs":["2026-06-23T08:00:00.000000000Z","2026-06-23T08:00:01.000000000Z"],)"
+      R"("columns":{"note":["a,\"b\"",null],"big":[12345678901234567890123456789012345678,null],"t":[21.5,null],)"
+      R"("ok":[null,true],"small":[null,0.1000000000000000000000000000000000001]},)"
       R"("count":2,"scannedCount":2})");
   auto [status, csv] =
       RunReadingsd({"--http.listen=127.0.0.1:" + std::to_string(server.port()), "query", "--device", "d1", "--csv"});

@@ -25,6 +25,7 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   c.dynamodb_region = "eu-west-1";
   c.max_body_bytes = 11;
   c.max_header_bytes = 12;
+  c.compress_min_bytes = 20;
   c.max_limit = 13;
   c.max_page_bytes = 14;
   c.max_aggregate_buckets = 15;
@@ -41,6 +42,7 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
   EXPECT_EQ(server.busy_poll, std::chrono::microseconds(7));
   EXPECT_EQ(server.max_body_bytes, 11u);
   EXPECT_EQ(server.max_header_bytes, 12u);
+  EXPECT_EQ(server.compress_min_bytes, 20u);
   EXPECT_EQ(server.max_connections, 15);
   EXPECT_EQ(server.request_timeout, std::chrono::milliseconds(16));
   EXPECT_EQ(server.header_timeout, std::chrono::milliseconds(17));
