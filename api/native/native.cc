@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/native/aggregate.h"
+#include "api/native/csv.h"
 #include "api/native/index.h"
 #include "api/native/request.h"
 #include "base/text.h"
@@ -46,7 +47,7 @@ const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kDevices{"devices", {"prefix", "limit", "cursor"}};
   static const EndpointSpec kReadings{
       "readings",
-      {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes"}};
+      {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes", "format"}};
   static const EndpointSpec kDeleteReadings{"delete_readings", {"from", "to", "after", "before", "begins_with", "all"}};
   static const EndpointSpec kLatest{"latest", {"n", "attributes"}};
   static const EndpointSpec kItem{"item", {"attributes"}};
@@ -257,13 +258,13 @@ bool Base64UrlDecode(std::string_view text, std::string* bytes) {
   return held < 6 && (bits & ((1u << held) - 1)) == 0;
 }
 
-namespace {
-
 // A cursor is the last evaluated sort key followed by the device id: opaque to clients, yet it
 // cannot resume another device's partition.
 std::string EncodeCursor(std::string_view device_id, std::string_view sort_key) {
   return Base64UrlEncode(std::string(sort_key) + std::string(device_id));
 }
+
+namespace {
 
 Status DecodeCursor(std::string_view device_id, std::string_view cursor, std::string* sort_key) {
   std::string raw, normalised;
@@ -475,6 +476,11 @@ http::Response Readings(const Context& context, const Match& match, const Params
     return ErrorFromStatus(s);
   }
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
+  const std::string* format = Find(params, "format");
+  if (format && *format != "rows" && *format != "csv") {
+    return ErrorFromStatus(Status::InvalidArgument("format: expected rows or csv, got " + Quoted(*format)));
+  }
+  if (format && *format == "csv") return CsvPage(context, request, projection, empty);
   return RunQuery(context, request, projection, empty);
 }
 

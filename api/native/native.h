@@ -6,7 +6,8 @@
 //                                   at limit (default 100, at most http.max_limit) or after about
 //                                   http.max_page_bytes, and has nextCursor while more follow
 //   GET /v1/devices/{id}/readings   from, to (inclusive), after, before (exclusive), begins_with,
-//                                   limit, order=asc|desc, cursor, filter, attributes
+//                                   limit, order=asc|desc, cursor, filter, attributes,
+//                                   format=rows|csv (rows, the JSON page, by default; csv.h)
 //                                   (a bound may be a date: its first instant, storage::NormalizeBound)
 //   GET /v1/devices/{id}/latest     n (newest first), attributes
 //   DELETE /v1/devices/{id}/readings  from, to, after, before, begins_with as the GET's, or all=true

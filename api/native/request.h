@@ -49,6 +49,8 @@ std::span<const storage::AttributeView> Project(std::span<const storage::Attribu
 // An item as every endpoint answers it: {"deviceId":…,"readingTs":…, attributes…}.
 void AppendItem(std::string_view device_id, std::string_view sort_key,
                 std::span<const storage::AttributeView> attributes, std::string* out);
+// A readings page's cursor: where the next page of `device_id` resumes, after `sort_key`.
+std::string EncodeCursor(std::string_view device_id, std::string_view sort_key);
 // Cursors: unpadded base64url; Decode is false for any other byte or a non-canonical tail.
 std::string Base64UrlEncode(std::string_view bytes);
 bool Base64UrlDecode(std::string_view text, std::string* bytes);
