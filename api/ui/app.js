@@ -117,6 +117,7 @@ async function openDevice(id) {
   $('device').hidden = false;
   $('device-id').textContent = id;
   clearChart();  // not the last device's chart under this one's name
+  $('csv-status').textContent = '';
   // The default window: the hour up to the device's newest reading.
   const latest = (await (await api(devicePath('latest') + 'n=1')).json()).items[0];
   const to = latest ? Date.parse(latest.readingTs) + 1000 : Date.now();
@@ -171,6 +172,7 @@ async function drawChart() {
     const agg = await (await api(devicePath('aggregate') + q)).json();
     data = agg.buckets.map((b) => [new Date(b.start), ...names.map((n) => b[n] && typeof b[n].avg === 'number' ? b[n].avg : null)]);
   }
+  if (chart) chart.destroy();  // a draw that was still waiting when this one began
   chart = data.length ? new Dygraph($('chart'), data, { labels: ['time', ...names] }) : null;
   $('chart').dataset.source = raw ? 'readings' : 'aggregate';
   $('chart').dataset.points = data.length;
