@@ -123,7 +123,7 @@ async function main() {
   await page.screenshot({ path: path.join(args.out, 'ui-fleet.png'), fullPage: true });
 
   // Device: chart drawn, table paged by cursor.
-  await page.click('text=ui-a');
+  await page.locator('#devices a', { hasText: 'ui-a' }).click();
   await page.locator('#readings tbody tr').first().waitFor();
   await page.locator('#chart canvas').first().waitFor();
   check(await chartInked(page), 'the chart canvas is drawn on');
@@ -144,7 +144,8 @@ async function main() {
   const requests = [];
   page.on('request', (r) => requests.push(r.url()));
   await page.click('#home');
-  await page.click('text=ui-long');
+  // The link, not the hot-partitions cell of the same text (that table may still show its last load).
+  await page.locator('#devices a', { hasText: 'ui-long' }).click();
   await page.locator('#device-id', { hasText: 'ui-long' }).waitFor();  // ui-a's chart is gone
   await page.locator('#chart[data-source="readings"]').waitFor();
   check(await page.locator('#chart').getAttribute('data-points') === '6', 'the hour is charted from its 6 raw readings');
