@@ -13,6 +13,7 @@
 #include <optional>
 #include <string_view>
 
+#include "base/csv.h"
 #include "base/text.h"
 #include "daemon/http_client.h"
 #include "daemon/import.h"
@@ -101,22 +102,17 @@ void PrintTable(const std::vector<json>& items, std::vector<std::string> leading
   }
 }
 
-// RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled.
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // Rows as CSV with a header line, `leading` columns first; a field a row lacks is empty.
 // Readings keep deviceId, so the file is one `readingsd import` reads back.
 void PrintCsv(const std::vector<json>& items, std::vector<std::string> leading) {
   const std::vector<std::string> columns = Columns(items, std::move(leading), "");
   auto line = [&](auto cell) {
+    std::string text;
     for (std::size_t i = 0; i < columns.size(); ++i) {
-      std::printf("%s%s", CsvField(cell(i)).c_str(), i + 1 < columns.size() ? "," : "\r\n");
+      AppendCsvField(cell(i), &text);
+      text += i + 1 < columns.size() ? "," : "\r\n";
     }
+    std::fwrite(text.data(), 1, text.size(), stdout);
   };
   line([&](std::size_t i) { return columns[i]; });
   for (const auto& item : items) {

@@ -205,7 +205,7 @@ http::Response Aggregate(const Context& context, const std::string& device_id, c
   if (Status s = FnParam(params, &request.fns); !s.ok()) return ErrorFromStatus(s);
   if (Status s = AttributesParam(params, &request.attributes); !s.ok()) return ErrorFromStatus(s);
   Format format;
-  if (Status s = FormatParam(params, &format); !s.ok()) return ErrorFromStatus(s);
+  if (Status s = FormatParam(params, /*csv=*/false, &format); !s.ok()) return ErrorFromStatus(s);
   request.device_id = device_id;
   request.max_buckets = context.read.limits.max_aggregate_buckets;
   request.max_scanned = context.read.limits.max_aggregate_scan;

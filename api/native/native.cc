@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/native/aggregate.h"
+#include "api/native/csv.h"
 #include "api/native/index.h"
 #include "api/native/request.h"
 #include "base/text.h"
@@ -257,13 +258,13 @@ bool Base64UrlDecode(std::string_view text, std::string* bytes) {
   return held < 6 && (bits & ((1u << held) - 1)) == 0;
 }
 
-namespace {
-
 // A cursor is the last evaluated sort key followed by the device id: opaque to clients, yet it
 // cannot resume another device's partition.
 std::string EncodeCursor(std::string_view device_id, std::string_view sort_key) {
   return Base64UrlEncode(std::string(sort_key) + std::string(device_id));
 }
+
+namespace {
 
 Status DecodeCursor(std::string_view device_id, std::string_view cursor, std::string* sort_key) {
   std::string raw, normalised;
@@ -618,7 +619,8 @@ http::Response Readings(const Context& context, const Match& match, const Params
   }
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
   Format format;
-  if (Status s = FormatParam(params, &format); !s.ok()) return ErrorFromStatus(s);
+  if (Status s = FormatParam(params, /*csv=*/true, &format); !s.ok()) return ErrorFromStatus(s);
+  if (format == Format::kCsv) return CsvPage(context, request, projection, empty);
   return RunQuery(context, request, projection, format, empty);
 }
 
@@ -631,7 +633,7 @@ http::Response Latest(const Context& context, const Match& match, const Params& 
     return ErrorFromStatus(s);
   }
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
-  if (Status s = FormatParam(params, &format); !s.ok()) return ErrorFromStatus(s);
+  if (Status s = FormatParam(params, /*csv=*/false, &format); !s.ok()) return ErrorFromStatus(s);
   if (Status s = query::MakeKeyCondition(match.device_id, SortKeyOp::kAll, "", "", &request.key); !s.ok()) {
     return ErrorFromStatus(Named("deviceId", s));
   }

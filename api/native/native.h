@@ -7,7 +7,7 @@
 //                                   http.max_page_bytes, and has nextCursor while more follow
 //   GET /v1/devices/{id}/readings   from, to (inclusive), after, before (exclusive), begins_with,
 //                                   limit, order=asc|desc, cursor, filter, attributes,
-//                                   format=rows|columns (request.h Format)
+//                                   format=rows|columns|csv (request.h Format; csv: csv.h)
 //                                   (a bound may be a date: its first instant, storage::NormalizeBound)
 //   GET /v1/devices/{id}/latest     n (newest first), attributes, format
 //   DELETE /v1/devices/{id}/readings  from, to, after, before, begins_with as the GET's, or all=true

@@ -89,14 +89,17 @@ Status ProjectionParam(const Params& params, Projection* projection) {
   }
 }
 
-Status FormatParam(const Params& params, Format* format) {
+Status FormatParam(const Params& params, bool csv, Format* format) {
   const std::string* text = Find(params, "format");
   if (!text || *text == "rows") {
     *format = Format::kRows;
   } else if (*text == "columns") {
     *format = Format::kColumns;
+  } else if (csv && *text == "csv") {
+    *format = Format::kCsv;
   } else {
-    return Status::InvalidArgument("format: expected rows or columns, got " + Quoted(*text));
+    return Status::InvalidArgument("format: expected rows" + std::string(csv ? ", columns or csv" : " or columns") +
+                                   ", got " + Quoted(*text));
   }
   return Status::OK();
 }

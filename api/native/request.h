@@ -43,9 +43,10 @@ http::Response ErrorFromStatus(const Status& s);
 using Projection = std::optional<std::vector<std::string>>;
 Status ProjectionParam(const Params& params, Projection* projection);
 // format=rows (the default): a page's items as objects; format=columns: the same page
-// transposed, one array per field, a missing value null at its position (docs/native-api.md).
-enum class Format { kRows, kColumns };
-Status FormatParam(const Params& params, Format* format);
+// transposed, one array per field, a missing value null at its position; format=csv (only where
+// `csv`: a device's readings): the page as RFC 4180 text (csv.h, docs/native-api.md).
+enum class Format { kRows, kColumns, kCsv };
+Status FormatParam(const Params& params, bool csv, Format* format);
 
 // The attributes of `all` that `projection` keeps, in stored order: `all` itself when it is unset.
 std::span<const storage::AttributeView> Project(std::span<const storage::AttributeView> all,
@@ -54,6 +55,8 @@ std::span<const storage::AttributeView> Project(std::span<const storage::Attribu
 // An item as every endpoint answers it: {"deviceId":…,"readingTs":…, attributes…}.
 void AppendItem(std::string_view device_id, std::string_view sort_key,
                 std::span<const storage::AttributeView> attributes, std::string* out);
+// A readings page's cursor: where the next page of `device_id` resumes, after `sort_key`.
+std::string EncodeCursor(std::string_view device_id, std::string_view sort_key);
 // Cursors: unpadded base64url; Decode is false for any other byte or a non-canonical tail.
 std::string Base64UrlEncode(std::string_view bytes);
 bool Base64UrlDecode(std::string_view text, std::string* bytes);

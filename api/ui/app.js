@@ -98,6 +98,8 @@ async function loadHot() {
 
 let device = null, readingsCursor = null, chart = null;
 
+const devicePath = (what) => '/v1/devices/' + encodeURIComponent(device) + '/' + what + '?';
+
 function windowQuery() {
   const q = new URLSearchParams();
   q.set('from', new Date($('from').value + 'Z').toISOString());
@@ -114,8 +116,10 @@ async function openDevice(id) {
   $('fleet').hidden = true;
   $('device').hidden = false;
   $('device-id').textContent = id;
+  clearChart();  // not the last device's chart under this one's name
+  $('csv-status').textContent = '';
   // The default window: the hour up to the device's newest reading.
-  const latest = (await (await api('/v1/devices/' + encodeURIComponent(id) + '/latest?n=1')).json()).items[0];
+  const latest = (await (await api(devicePath('latest') + 'n=1')).json()).items[0];
   const to = latest ? Date.parse(latest.readingTs) + 1000 : Date.now();
   $('to').value = new Date(to).toISOString().slice(0, 19);
   $('from').value = new Date(to - 3600 * 1000).toISOString().slice(0, 19);
@@ -138,23 +142,87 @@ async function showWindow() {
   await Promise.all([drawChart(), loadReadings()]);
 }
 
+// Windows up to an hour are drawn from the raw readings (the first 1000); longer ones from the
+// /aggregate averages in at most 300 buckets, so a chart of a month reads 300 points, not
+// every reading. #chart's data-source says which was drawn.
+const RAW_WINDOW_MS = 3600 * 1000, MAX_BUCKETS = 300;
+
+function clearChart() {
+  if (chart) chart.destroy();
+  chart = null;
+  delete $('chart').dataset.source;
+}
+
 async function drawChart() {
-  const names = chosenAttributes().filter((n) => n);
+  clearChart();
+  const names = chosenAttributes();
   if (!names.length) return;
   const q = windowQuery();
   q.set('attributes', names.join(','));
-  q.set('limit', '1000');
-  const page = await (await api('/v1/devices/' + encodeURIComponent(device) + '/readings?' + q)).json();
-  const data = page.items.map((it) => [new Date(it.readingTs), ...names.map((n) => typeof it[n] === 'number' ? it[n] : null)]);
-  if (chart) chart.destroy();
+  const span = Date.parse(q.get('to')) - Date.parse(q.get('from'));
+  const raw = span <= RAW_WINDOW_MS;
+  let data;
+  if (raw) {
+    q.set('limit', '1000');
+    const page = await (await api(devicePath('readings') + q)).json();
+    data = page.items.map((it) => [new Date(it.readingTs), ...names.map((n) => typeof it[n] === 'number' ? it[n] : null)]);
+  } else {
+    q.set('step', Math.ceil(span / MAX_BUCKETS / 1000) + 's');
+    q.set('fn', 'avg');
+    const agg = await (await api(devicePath('aggregate') + q)).json();
+    data = agg.buckets.map((b) => [new Date(b.start), ...names.map((n) => b[n] && typeof b[n].avg === 'number' ? b[n].avg : null)]);
+  }
+  if (chart) chart.destroy();  // a draw that was still waiting when this one began
   chart = data.length ? new Dygraph($('chart'), data, { labels: ['time', ...names] }) : null;
+  $('chart').dataset.source = raw ? 'readings' : 'aggregate';
+  $('chart').dataset.points = data.length;
+}
+
+// Where a CSV's header line ends: at the first CRLF outside quotes (a name may hold one).
+function headerLength(csv) {
+  let quoted = false;
+  for (let i = 0; i < csv.length; i++) {
+    if (csv[i] === '"') quoted = !quoted;
+    else if (!quoted && csv.startsWith('\r\n', i)) return i + 2;
+  }
+  return csv.length;
+}
+
+// The window's chosen attributes as one CSV file: every page (format=csv, following
+// X-Next-Cursor), the header line of the first only. The columns are named (attributes=), so
+// every page has the same header.
+let csvUrl = null;
+async function downloadCsv() {
+  const names = chosenAttributes();
+  if (!names.length) throw new Error('choose the attributes to download');
+  const q = windowQuery();
+  q.set('format', 'csv');
+  q.set('attributes', names.join(','));
+  const parts = [];
+  let rows = 0, cursor = null;
+  do {
+    if (cursor) q.set('cursor', cursor);
+    const res = await api(devicePath('readings') + q);
+    const text = await res.text();
+    parts.push(parts.length ? text.slice(headerLength(text)) : text);
+    rows += Number(res.headers.get('X-Count'));
+    $('csv-status').textContent = rows + ' readings…';
+    cursor = res.headers.get('X-Next-Cursor');
+  } while (cursor);
+  if (csvUrl) URL.revokeObjectURL(csvUrl);  // the previous file's: by now it has been saved
+  csvUrl = URL.createObjectURL(new Blob(parts, { type: 'text/csv' }));
+  const a = document.createElement('a');
+  a.href = csvUrl;
+  a.download = device + '.csv';
+  a.click();
+  $('csv-status').textContent = rows + ' readings saved';
 }
 
 async function loadReadings() {
   const q = windowQuery();
   q.set('limit', '20');
   if (readingsCursor) q.set('cursor', readingsCursor);
-  const page = await (await api('/v1/devices/' + encodeURIComponent(device) + '/readings?' + q)).json();
+  const page = await (await api(devicePath('readings') + q)).json();
   const body = $('readings').tBodies[0];
   body.replaceChildren();
   for (const it of page.items) {
@@ -186,5 +254,6 @@ $('search').addEventListener('submit', (e) => { e.preventDefault(); loadDevices(
 $('devices-more').addEventListener('click', () => loadDevices(true).catch(showError));
 $('window').addEventListener('submit', (e) => { e.preventDefault(); showWindow().catch(showError); });
 $('readings-more').addEventListener('click', () => loadReadings().catch(showError));
+$('csv').addEventListener('click', () => downloadCsv().catch(showError));
 window.addEventListener('hashchange', route);
 route();

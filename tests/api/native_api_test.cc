@@ -405,7 +405,8 @@ TEST_F(NativeApiTest, ColumnsInTheDocumentedShape) {
                                   R"("})"));
   EXPECT_EQ(Readings("nobody", "format=columns").body,
             R"({"deviceId":"nobody","readingTs":[],"columns":{},"count":0,"scannedCount":0})");
-  ExpectBadParameter(Readings("a1", "format=csv"), "format: expected rows or columns");
+  ExpectBadParameter(Readings("a1", "format=table"), "format: expected rows, columns or csv");
+  ExpectBadParameter(Get(port(), "/v1/devices/a1/latest?format=csv"), "format: expected rows or columns");
   ExpectBadParameter(Get(port(), "/v1/devices/a1/latest?format=Columns"), "format: expected rows or columns");
   EXPECT_EQ(Readings("a1", "format=rows").body, Readings("a1").body);
 }

@@ -1,6 +1,7 @@
 // The page in a real browser (#27): ui.js drives Debian's headless chromium through
 // playwright-core (package-lock.json here, installed by scripts/setup) against a real daemon
-// with auth on, fed through a real mosquitto. Screenshots land in the build dir (ui-*.png).
+// with auth on, fed through a real mosquitto. Screenshots and the downloaded CSV land in the build
+// dir (ui-*.png, ui-long.csv).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
