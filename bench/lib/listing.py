@@ -13,41 +13,18 @@ requests after one untimed warm-up; the order of the systems is reversed each ro
 line per system:  SYSTEM p50_us=… p99_us=… devices=… bytes=…
 and exits 1 when any system's {device: (temperature, humidity)} differs from readingsd's.
 """
-import http.client
 import json
 import sys
-import time
 import urllib.parse
 
-
-class Http:
-    def __init__(self, target):
-        host, port = target.rsplit(":", 1)
-        self.conn = http.client.HTTPConnection(host, int(port), timeout=120)
-
-    def get(self, path):
-        self.conn.request("GET", path)
-        resp = self.conn.getresponse()
-        body = resp.read()
-        if resp.status != 200:
-            sys.exit(f"listing.py: GET {path}: HTTP {resp.status}: {body[:300]!r}")
-        return body
+from rounds import Http, p50_p99_us, timed_rounds
 
 
 def readingsd(target, end_s):
     conn = Http(target)
 
     def ask(check):
-        devices, size, cursor = [], 0, None
-        while True:
-            q = {"limit": "10000"} | ({"cursor": cursor} if cursor else {})
-            body = conn.get("/v1/devices?" + urllib.parse.urlencode(q))
-            size += len(body)
-            doc = json.loads(body)
-            devices += doc["devices"]
-            cursor = doc.get("nextCursor")
-            if not cursor:
-                break
+        devices, size = conn.pages("/v1/devices", {"limit": "10000"}, "devices")
         if not check:
             return len(devices), size
         return {d["deviceId"]: (float(d["latest"]["temperature"]), float(d["latest"]["humidity"])) for d in devices}, size
@@ -98,17 +75,7 @@ def main():
     for arg in sys.argv[4:]:
         name, _, target = arg.partition("=")
         systems.append((name, makers[name](target, end_s)))
-    latencies = {name: [] for name, _ in systems}
-    answers = {}
-    for r in range(rounds):
-        for name, ask in (systems if r % 2 == 0 else list(reversed(systems))):
-            answers[name] = ask(True)  # warm-up, and the answer checked
-            for _ in range(requests):
-                t0 = time.perf_counter()
-                n, _ = ask(False)
-                latencies[name].append(time.perf_counter() - t0)
-                if n != len(answers[name][0]):
-                    sys.exit(f"listing.py: {name} listed {len(answers[name][0])} devices, then {n}")
+    latencies, answers = timed_rounds(systems, requests, rounds)
     want = answers["readingsd"][0]
     ok = True
     for name, _ in systems:
@@ -118,9 +85,8 @@ def main():
             diff = sorted(k for k in set(latest) | set(want) if latest.get(k) != want.get(k))
             print(f"listing.py: {name} differs from readingsd on {len(diff)} devices, e.g. "
                   f"{[(k, latest.get(k), want.get(k)) for k in diff[:3]]}", file=sys.stderr)
-        lat = sorted(latencies[name])
-        p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e6
-        print(f"{name} p50_us={p(0.5):.0f} p99_us={p(0.99):.0f} devices={len(latest)} bytes={size}")
+        p50, p99 = p50_p99_us(latencies[name])
+        print(f"{name} p50_us={p50:.0f} p99_us={p99:.0f} devices={len(latest)} bytes={size}")
     sys.exit(0 if ok else 1)
 
 

@@ -14,11 +14,12 @@ Prints one line per system:  SYSTEM p50_us=… p99_us=… readings=… bytes=…
 and exits 1 when any system's readings (device, time, temperature) differ from readingsd's.
 """
 import calendar
-import http.client
 import json
 import sys
 import time
 import urllib.parse
+
+from rounds import Http, p50_p99_us, timed_rounds
 
 
 def parse_iso_ms(text):
@@ -26,35 +27,12 @@ def parse_iso_ms(text):
     return calendar.timegm(time.strptime(head, "%Y-%m-%dT%H:%M:%S")) * 1000 + int((frac or "0")[:3].ljust(3, "0"))
 
 
-class Http:
-    def __init__(self, target):
-        host, port = target.rsplit(":", 1)
-        self.conn = http.client.HTTPConnection(host, int(port), timeout=120)
-
-    def get(self, path):
-        self.conn.request("GET", path)
-        resp = self.conn.getresponse()
-        body = resp.read()
-        if resp.status != 200:
-            sys.exit(f"threshold.py: GET {path}: HTTP {resp.status}: {body[:300]!r}")
-        return body
-
-
 def readingsd(target, hour, threshold):
     conn = Http(target)
     base = {"from": f"{hour}:00:00Z", "to": f"{hour}:59:59.999Z", "gt": threshold, "limit": "10000"}
 
     def ask(check):
-        rows, size, cursor = [], 0, None
-        while True:
-            q = base | ({"cursor": cursor} if cursor else {})
-            body = conn.get("/v1/indexes/hot_by_hour/readings?" + urllib.parse.urlencode(q))
-            size += len(body)
-            doc = json.loads(body)
-            rows += doc["items"]
-            cursor = doc.get("nextCursor")
-            if not cursor:
-                break
+        rows, size = conn.pages("/v1/indexes/hot_by_hour/readings", base, "items")
         if not check:
             return len(rows), size
         return {(i["deviceId"], parse_iso_ms(i["readingTs"]), float(i["temperature"])) for i in rows}, size
@@ -108,17 +86,7 @@ def main():
     for arg in sys.argv[5:]:
         name, _, target = arg.partition("=")
         systems.append((name, makers[name](target, hour, threshold)))
-    latencies = {name: [] for name, _ in systems}
-    answers = {}
-    for r in range(rounds):
-        for name, ask in (systems if r % 2 == 0 else list(reversed(systems))):
-            answers[name] = ask(True)  # warm-up, and the answer checked
-            for _ in range(requests):
-                t0 = time.perf_counter()
-                n, _ = ask(False)
-                latencies[name].append(time.perf_counter() - t0)
-                if n != len(answers[name][0]):
-                    sys.exit(f"threshold.py: {name} answered {len(answers[name][0])} readings, then {n}")
+    latencies, answers = timed_rounds(systems, requests, rounds)
     want = answers["readingsd"][0]
     ok = True
     for name, _ in systems:
@@ -127,9 +95,8 @@ def main():
             ok = False
             print(f"threshold.py: {name} differs from readingsd: {len(rows - want)} readings only in {name}, "
                   f"{len(want - rows)} only in readingsd, e.g. {sorted(rows ^ want)[:3]}", file=sys.stderr)
-        lat = sorted(latencies[name])
-        p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e6
-        print(f"{name} p50_us={p(0.5):.0f} p99_us={p(0.99):.0f} readings={len(rows)} bytes={size}")
+        p50, p99 = p50_p99_us(latencies[name])
+        print(f"{name} p50_us={p50:.0f} p99_us={p99:.0f} readings={len(rows)} bytes={size}")
     sys.exit(0 if ok else 1)
 
 

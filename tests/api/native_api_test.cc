@@ -28,6 +28,14 @@ class NativeApiTest : public HttpServerTest {
     StartServer();
   }
 
+  // A second server on the same store whose pages are read by their request's thread alone.
+  void ServeWithoutReadHelpers(Served* alone) {
+    ServeOptions options;
+    options.api.read_helpers = 0;
+    options.server.port = 0;
+    ASSERT_TRUE(Serve(store_.get(), options, {}, alone).ok());
+  }
+
   HttpResult Readings(const std::string& device, const std::string& query = "") {
     return Get(port(), "/v1/devices/" + device + "/readings" + (query.empty() ? "" : "?" + query));
   }
@@ -288,11 +296,8 @@ TEST_F(NativeApiTest, PagesWithAReadHelperAreByteForByteThePagesWithout) {
                                                 {"status", std::string(i % 2 ? "ok" : "warn")}}));
   }
   ASSERT_TRUE(store_->Write(readings).ok());
-  ServeOptions alone_options;
-  alone_options.api.read_helpers = 0;
-  alone_options.server.port = 0;
   Served alone;
-  ASSERT_TRUE(Serve(store_.get(), alone_options, {}, &alone).ok());
+  ASSERT_NO_FATAL_FAILURE(ServeWithoutReadHelpers(&alone));
 
   for (const std::string& query : std::vector<std::string>{
            "", "limit=1000", "from=2026-06-25T00:10:00Z&to=2026-06-25T00:40:00Z", "order=desc&limit=900",
@@ -356,11 +361,8 @@ TEST_F(NativeApiTest, ColumnsPagesAreTheRowsPagesTransposedWithAndWithoutReadHel
     readings.push_back(MakeReading("long", ts, std::move(attributes)));
   }
   ASSERT_TRUE(store_->Write(readings).ok());
-  ServeOptions alone_options;
-  alone_options.api.read_helpers = 0;
-  alone_options.server.port = 0;
   Served alone;
-  ASSERT_TRUE(Serve(store_.get(), alone_options, {}, &alone).ok());
+  ASSERT_NO_FATAL_FAILURE(ServeWithoutReadHelpers(&alone));
 
   const auto check = [&](const std::string& target) {
     const HttpResult rows = Get(alone.server->port(), target);

@@ -1,0 +1,62 @@
+"""What the query clients of bench/ share (threshold.py, listing.py): one keep-alive HTTP
+connection per system, and the timed rounds.
+
+A system is (name, ask): ask(check) answers one request; with check=False it returns
+(count, bytes) and is what the clock covers, with check=True it returns (answer, bytes) where
+answer is what is compared across systems (len(answer) == count), built outside the clock.
+"""
+import http.client
+import json
+import sys
+import time
+import urllib.parse
+
+
+class Http:
+    def __init__(self, target):
+        host, port = target.rsplit(":", 1)
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=120)
+
+    def get(self, path):
+        self.conn.request("GET", path)
+        resp = self.conn.getresponse()
+        body = resp.read()
+        if resp.status != 200:
+            sys.exit(f"GET {path}: HTTP {resp.status}: {body[:300]!r}")
+        return body
+
+    def pages(self, path, params, key):
+        """Every page of a readingsd listing, following nextCursor: (the `key` arrays joined, bytes)."""
+        items, size, cursor = [], 0, None
+        while True:
+            body = self.get(path + "?" + urllib.parse.urlencode(params | ({"cursor": cursor} if cursor else {})))
+            size += len(body)
+            doc = json.loads(body)
+            items += doc[key]
+            cursor = doc.get("nextCursor")
+            if not cursor:
+                return items, size
+
+
+def timed_rounds(systems, requests, rounds):
+    """Per round, each system answers one checked warm-up request and then `requests` timed ones;
+    the order of the systems is reversed each round. Exits when a count changes between
+    requests. Returns ({name: [seconds]}, {name: (answer, bytes)})."""
+    latencies = {name: [] for name, _ in systems}
+    answers = {}
+    for r in range(rounds):
+        for name, ask in (systems if r % 2 == 0 else list(reversed(systems))):
+            answers[name] = ask(True)
+            for _ in range(requests):
+                t0 = time.perf_counter()
+                n, _ = ask(False)
+                latencies[name].append(time.perf_counter() - t0)
+                if n != len(answers[name][0]):
+                    sys.exit(f"{name} answered {len(answers[name][0])} items, then {n}")
+    return latencies, answers
+
+
+def p50_p99_us(seconds):
+    xs = sorted(seconds)
+    p = lambda q: xs[min(len(xs) - 1, int(q * len(xs)))] * 1e6
+    return p(0.5), p(0.99)
