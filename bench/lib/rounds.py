@@ -18,8 +18,16 @@ class Http:
         self.conn = http.client.HTTPConnection(host, int(port), timeout=120)
 
     def get(self, path):
-        self.conn.request("GET", path)
-        resp = self.conn.getresponse()
+        try:
+            self.conn.request("GET", path)
+            resp = self.conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            # A server closes a kept-alive connection idle for long (readingsd after
+            # http.request_timeout) while the other systems answer: open a new one, as a browser
+            # would. Only a round's first, untimed, request can meet this.
+            self.conn.close()
+            self.conn.request("GET", path)
+            resp = self.conn.getresponse()
         body = resp.read()
         if resp.status != 200:
             sys.exit(f"GET {path}: HTTP {resp.status}: {body[:300]!r}")
