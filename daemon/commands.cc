@@ -331,8 +331,9 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
     }
     // An aggregate's count is a column: only an index's page counts are printed.
     if (by_index) {
-      count += page.value("count", uint64_t{0});
-      scanned += page.value("scannedCount", uint64_t{0});
+      // Counted when a page says; a server that answers otherwise is not readingsd's to trust.
+      if (page["count"].is_number_unsigned()) count += page["count"].get<uint64_t>();
+      if (page["scannedCount"].is_number_unsigned()) scanned += page["scannedCount"].get<uint64_t>();
     }
   };
   if (std::optional<int> exit =

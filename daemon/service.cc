@@ -64,16 +64,21 @@ std::string Percent(double share) { return std::to_string(static_cast<int>(share
 
 // Each index's built share into /metrics, and a log line at each 10 % of a backfill it sees
 // passed and when it is done (even one done before the first look). `deciles`: per index, the
-// last one logged (-1: none; 10: built).
-void ReportIndexes(const storage::Store& store, metrics::Exporter* exporter, std::vector<int>* deciles, Log* log) {
+// last one logged (-1: none; 10: built). A read-only daemon builds nothing: it says so once.
+void ReportIndexes(const storage::Store& store, bool read_only, metrics::Exporter* exporter, std::vector<int>* deciles,
+                   Log* log) {
   const std::vector<storage::IndexStatus> indexes = store.Indexes();
   for (std::size_t i = 0; i < indexes.size() && i < deciles->size(); ++i) {
     const storage::IndexStatus& index = indexes[i];
     exporter->index_built(index.spec.name).Set(index.active ? 1 : index.built);
-    const int decile = index.active ? 10 : static_cast<int>(index.built * 10);
+    const int decile = index.active || read_only ? 10 : static_cast<int>(index.built * 10);
     if (decile <= (*deciles)[i]) continue;
     if (index.backfilled) {
       log->Write(LogLevel::kInfo, "index " + index.spec.name + ": built, queries on it are answered");
+    } else if (!index.active && read_only) {
+      log->Write(LogLevel::kWarning, "index " + index.spec.name +
+                                         ": not built in this store, and a read-only daemon does not build it: "
+                                         "queries on it are refused until the daemon has built it");
     } else if (!index.active) {
       log->Write(LogLevel::kInfo, "index " + index.spec.name + ": backfill " + Percent(index.built) +
                                       " (queries on it wait until it is built)");
@@ -340,7 +345,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
                              IndexNames(*store));
   // Reported once before HTTP serves, so the first scrape has every index's series.
   std::vector<int> index_deciles(store->Indexes().size(), -1);
-  ReportIndexes(*store, &exporter, &index_deciles, &log);
+  ReportIndexes(*store, serve_only, &exporter, &index_deciles, &log);
   exporter.SetStoreFiguresSource([&store] {
     storage::StoreStats st = store->Stats();
     return metrics::StoreFigures{st.sst_bytes, st.memtable_bytes, st.pending_compaction_bytes, st.stall_micros,
@@ -441,7 +446,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
     if (sig == SIGHUP) Reload(config, config_path, &log);
     log.ReportSuppressed();
     LogCorruption(*store, &corruption_logged, &log);
-    ReportIndexes(*store, &exporter, &index_deciles, &log);
+    ReportIndexes(*store, serve_only, &exporter, &index_deciles, &log);
     if (watchdog) PingWatchdog(ingest.get(), http_host, http_port, token, &log);
   }
 

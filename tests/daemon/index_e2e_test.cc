@@ -389,6 +389,10 @@ TEST_F(IndexE2ETest, ReadingsdServeRefusesAnIndexTheStoreHasNotBuilt) {
   auto [status, body] = Get(serve.http_port(), "/v1/indexes/hot_by_hour/readings?from=2026-06-23&to=2026-06-23T23:59Z");
   EXPECT_EQ(status, 503) << body;
   EXPECT_NE(body.find("index hot_by_hour is still being built (0 %)"), std::string::npos) << body;
+  EXPECT_NE(serve.log().find("index hot_by_hour: not built in this store, and a read-only daemon does not build it"),
+            std::string::npos)
+      << serve.log();
+  EXPECT_EQ(serve.log().find("backfill 0 %"), std::string::npos) << serve.log();
   // And through the DynamoDB API: DescribeTable says CREATING, Query refuses as DynamoDB does.
   auto dynamodb = [&](const std::string& op, const std::string& request) {
     return RunProgram({"curl", "-sS", "-H", "X-Amz-Target: DynamoDB_20120810." + op, "-H",
