@@ -31,7 +31,7 @@ class ApiFixture {
     return fixture;
   }
 
-  api::native::Context NativeContext() const { return api::native::Context{*read_, ops_}; }
+  api::native::Context NativeContext() const { return api::native::Context{*read_, ops_, no_delete_}; }
   api::dynamodb::Context DynamoDbContext() const {
     return api::dynamodb::Context{*read_, "readings", started_, "fuzz-request-id", "us-east-1"};
   }
@@ -121,6 +121,8 @@ class ApiFixture {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<query::ReadHelpers> helpers_;
   api::native::OpsHooks ops_;
+  // Empty: DELETE answers 503 (as on a read-only store), so every run sees the same readings.
+  api::native::DeleteHook no_delete_;
   std::unique_ptr<query::ReadContext> read_;
   std::chrono::system_clock::time_point started_;
 };
