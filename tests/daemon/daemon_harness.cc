@@ -208,10 +208,10 @@ std::pair<int, std::string> RunReadingsd(const std::vector<std::string>& args) {
   return RunProgram(argv);
 }
 
-std::pair<int, std::string> RunProgram(const std::vector<std::string>& argv) {
+std::pair<int, std::string> RunProgram(const std::vector<std::string>& argv, std::chrono::seconds timeout) {
   TempDir dir("readingsd-run");
   Process process(ProcessOptions{argv, {}, dir.File("out")});
-  auto status = process.Wait(std::chrono::seconds(60));
+  auto status = process.Wait(timeout);
   std::ifstream in(dir.File("out"));
   std::stringstream text;
   text << in.rdbuf();

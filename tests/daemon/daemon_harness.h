@@ -88,9 +88,10 @@ std::vector<std::string> DeviceIds(int devices);
 // The path of the readingsd binary under test.
 std::string ReadingsdBinary();
 
-// Runs `argv` to completion (60 s at most); returns its exit status (-1 when it did not exit)
-// and what it printed on stdout and stderr.
-std::pair<int, std::string> RunProgram(const std::vector<std::string>& argv);
+// Runs `argv` to completion (`timeout` at most); returns its exit status (-1 when it did not
+// exit) and what it printed on stdout and stderr.
+std::pair<int, std::string> RunProgram(const std::vector<std::string>& argv,
+                                       std::chrono::seconds timeout = std::chrono::seconds(60));
 // RunProgram of readingsd with `args`.
 std::pair<int, std::string> RunReadingsd(const std::vector<std::string>& args);
 

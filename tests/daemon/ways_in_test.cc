@@ -32,14 +32,8 @@ std::string ReadFile(const std::string& path) {
 
 void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
-// Runs `argv` to completion: (exit status, stdout and stderr).
-std::pair<int, std::string> RunTool(const std::vector<std::string>& argv, const TempDir& dir) {
-  const std::string out = dir.File("run.out");
-  std::remove(out.c_str());
-  Process process(ProcessOptions{argv, {}, out});
-  const auto status = process.Wait(std::chrono::seconds(120));
-  return {status.value_or(-1), ReadFile(out)};
-}
+// The clients nobody here wrote, given longer than readingsd's own commands.
+constexpr std::chrono::seconds kToolTimeout{120};
 
 // "2026-06-23T08:MM:SS.000000000Z" for second `s` of the hour.
 std::string Key(int s) {
@@ -83,9 +77,9 @@ TEST_F(WaysInTest, InfluxCliImportsLineProtocolAndEveryBadLineIsCountedByReason)
   }
   file += "weather,device=old temperature=1 946684000\n";  // 1999: before ingest.min_timestamp
   WriteFile(dir_.File("weather.lp"), file);
-  auto [status, output] = RunTool({"influx", "-import", "-path", dir_.File("weather.lp"), "-host", "127.0.0.1", "-port",
-                               std::to_string(daemon_->http_port()), "-precision", "s"},
-                              dir_);
+  auto [status, output] = RunProgram({"influx", "-import", "-path", dir_.File("weather.lp"), "-host", "127.0.0.1",
+                                      "-port", std::to_string(daemon_->http_port()), "-precision", "s"},
+                                     kToolTimeout);
   // The CLI counts a batch with a refused line as failed, as against InfluxDB; the rest is stored.
   EXPECT_NE(output.find("partial write"), std::string::npos) << output;
   EXPECT_EQ(daemon_->StoredKeys({"lp0", "lp1", "lp2", "lp3", "lp4", "old"}), want);
@@ -107,18 +101,18 @@ TEST_F(WaysInTest, CurlAndPythonRequestsPostJsonLineProtocolAndGzip) {
   WriteFile(dir_.File("batch.json"), R"([{"deviceId":"cj","readingTs":"2026-06-23T08:00:00Z","v":1},
     {"deviceId":"cj","readingTs":"2026-06-23T08:00:01+02:00","v":2},
     {"deviceId":"cj","readingTs":"June 23","v":3}])");
-  auto [status, out] = RunTool({"curl", "-sS", "-w", "\n%{http_code}", "-H", "Content-Type: application/json",
-                            "--data-binary", "@" + dir_.File("batch.json"), Url("/v1/readings")},
-                           dir_);
+  auto [status, out] = RunProgram({"curl", "-sS", "-w", "\n%{http_code}", "-H", "Content-Type: application/json",
+                                   "--data-binary", "@" + dir_.File("batch.json"), Url("/v1/readings")},
+                                  kToolTimeout);
   ASSERT_EQ(status, 0) << out;
   EXPECT_NE(out.find(R"("written":2,"rejected":[{"index":2,"reason":"invalid_timestamp")"), std::string::npos) << out;
   EXPECT_TRUE(out.ends_with("\n207")) << out;
   // curl: a gzip body to the device's path.
   WriteFile(dir_.File("one.json"), R"({"readingTs":"2026-06-23T08:00:05Z","v":5})");
-  ASSERT_EQ(RunTool({"gzip", "-k", dir_.File("one.json")}, dir_).first, 0);
-  std::tie(status, out) = RunTool({"curl", "-sS", "-w", "%{http_code}", "-H", "Content-Encoding: gzip", "--data-binary",
-                               "@" + dir_.File("one.json.gz"), Url("/v1/devices/cg/readings")},
-                              dir_);
+  ASSERT_EQ(RunProgram({"gzip", "-k", dir_.File("one.json")}, kToolTimeout).first, 0);
+  std::tie(status, out) = RunProgram({"curl", "-sS", "-w", "%{http_code}", "-H", "Content-Encoding: gzip",
+                                      "--data-binary", "@" + dir_.File("one.json.gz"), Url("/v1/devices/cg/readings")},
+                                     kToolTimeout);
   EXPECT_EQ(out, "204");
   // Python requests: gzip line protocol to the 2.x endpoint, mixed good and bad lines.
   const std::string script = R"(
@@ -131,7 +125,8 @@ r = requests.post(sys.argv[2], json=[{"deviceId": "py", "readingTs": "2026-06-23
 print(r.status_code)
 )";
   WriteFile(dir_.File("post.py"), script);
-  std::tie(status, out) = RunTool({"python3", dir_.File("post.py"), Url("/api/v2/write"), Url("/v1/readings")}, dir_);
+  std::tie(status, out) =
+      RunProgram({"python3", dir_.File("post.py"), Url("/api/v2/write"), Url("/v1/readings")}, kToolTimeout);
   ASSERT_EQ(status, 0) << out;
   EXPECT_NE(out.find("400 invalid partial write: line 2: malformed_line"), std::string::npos) << out;
   EXPECT_NE(out.find("\n204"), std::string::npos) << out;
