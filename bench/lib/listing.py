@@ -17,7 +17,7 @@ import json
 import sys
 import urllib.parse
 
-from rounds import Http, p50_p99_us, timed_rounds
+from rounds import Http, report, timed_rounds
 
 
 def readingsd(target, end_s):
@@ -52,17 +52,12 @@ def victoriametrics(target, end_s):
 def influxdb(target, end_s):
     conn = Http(target)
     q = "SELECT last(temperature), last(humidity) FROM readings GROUP BY device"
-    path = "/query?" + urllib.parse.urlencode({"db": "bench", "epoch": "ms", "q": q})
 
     def ask(check):
-        body = conn.get(path)
-        doc = json.loads(body)["results"][0]
-        if "error" in doc:
-            sys.exit(f"listing.py: InfluxDB: {doc['error']}")
+        doc, size = conn.influxql(q)
         if not check:
-            return len(doc["series"]), len(body)
-        latest = {s["tags"]["device"]: (float(s["values"][0][1]), float(s["values"][0][2])) for s in doc["series"]}
-        return latest, len(body)
+            return len(doc["series"]), size
+        return {s["tags"]["device"]: (float(s["values"][0][1]), float(s["values"][0][2])) for s in doc["series"]}, size
     return ask
 
 
@@ -76,18 +71,11 @@ def main():
         name, _, target = arg.partition("=")
         systems.append((name, makers[name](target, end_s)))
     latencies, answers = timed_rounds(systems, requests, rounds)
-    want = answers["readingsd"][0]
-    ok = True
-    for name, _ in systems:
-        latest, size = answers[name]
-        if latest != want:
-            ok = False
-            diff = sorted(k for k in set(latest) | set(want) if latest.get(k) != want.get(k))
-            print(f"listing.py: {name} differs from readingsd on {len(diff)} devices, e.g. "
-                  f"{[(k, latest.get(k), want.get(k)) for k in diff[:3]]}", file=sys.stderr)
-        p50, p99 = p50_p99_us(latencies[name])
-        print(f"{name} p50_us={p50:.0f} p99_us={p99:.0f} devices={len(latest)} bytes={size}")
-    sys.exit(0 if ok else 1)
+
+    def difference(latest, want):
+        diff = sorted(k for k in set(latest) | set(want) if latest.get(k) != want.get(k))
+        return f"on {len(diff)} devices, e.g. {[(k, latest.get(k), want.get(k)) for k in diff[:3]]}"
+    report(systems, latencies, answers, "devices", difference)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,14 @@ class Http:
             sys.exit(f"GET {path}: HTTP {resp.status}: {body[:300]!r}")
         return body
 
+    def influxql(self, q):
+        """InfluxDB 1.x: query `q` on database bench, ms timestamps: (its first result, bytes)."""
+        body = self.get("/query?" + urllib.parse.urlencode({"db": "bench", "epoch": "ms", "q": q}))
+        result = json.loads(body)["results"][0]
+        if "error" in result:
+            sys.exit(f"InfluxDB: {result['error']}")
+        return result, len(body)
+
     def pages(self, path, params, key):
         """Every page of a readingsd listing, following nextCursor: (the `key` arrays joined, bytes)."""
         items, size, cursor = [], 0, None
@@ -68,3 +76,18 @@ def p50_p99_us(seconds):
     xs = sorted(seconds)
     p = lambda q: xs[min(len(xs) - 1, int(q * len(xs)))] * 1e6
     return p(0.5), p(0.99)
+
+
+def report(systems, latencies, answers, unit, difference):
+    """Prints "SYSTEM p50_us=… p99_us=… UNIT=… bytes=…" per system and exits: 1 when a system's
+    answer is not readingsd's (difference(answer, readingsd's) says how, on stderr), else 0."""
+    want = answers["readingsd"][0]
+    ok = True
+    for name, _ in systems:
+        answer, size = answers[name]
+        if answer != want:
+            ok = False
+            print(f"{name} differs from readingsd: {difference(answer, want)}", file=sys.stderr)
+        p50, p99 = p50_p99_us(latencies[name])
+        print(f"{name} p50_us={p50:.0f} p99_us={p99:.0f} {unit}={len(answer)} bytes={size}")
+    sys.exit(0 if ok else 1)

@@ -14,12 +14,10 @@ Prints one line per system:  SYSTEM p50_us=… p99_us=… readings=… bytes=…
 and exits 1 when any system's readings (device, time, temperature) differ from readingsd's.
 """
 import calendar
-import json
 import sys
 import time
-import urllib.parse
 
-from rounds import Http, p50_p99_us, timed_rounds
+from rounds import Http, report, timed_rounds
 
 
 def parse_iso_ms(text):
@@ -44,17 +42,13 @@ def influxdb(target, hour, threshold):
     start = calendar.timegm(time.strptime(hour, "%Y-%m-%dT%H"))
     q = (f"SELECT device, temperature FROM readings WHERE temperature > {threshold} "
          f"AND time >= {start}s AND time < {start + 3600}s")
-    path = "/query?" + urllib.parse.urlencode({"db": "bench", "epoch": "ms", "q": q})
 
     def ask(check):
-        body = conn.get(path)
-        doc = json.loads(body)["results"][0]
-        if "error" in doc:
-            sys.exit(f"threshold.py: InfluxDB: {doc['error']}")
+        doc, size = conn.influxql(q)
         values = [r for s in doc.get("series", []) for r in s["values"]]
         if not check:
-            return len(values), len(body)
-        return {(r[1], r[0], float(r[2])) for r in values}, len(body)
+            return len(values), size
+        return {(r[1], r[0], float(r[2])) for r in values}, size
     return ask
 
 
@@ -87,17 +81,9 @@ def main():
         name, _, target = arg.partition("=")
         systems.append((name, makers[name](target, hour, threshold)))
     latencies, answers = timed_rounds(systems, requests, rounds)
-    want = answers["readingsd"][0]
-    ok = True
-    for name, _ in systems:
-        rows, size = answers[name]
-        if rows != want:
-            ok = False
-            print(f"threshold.py: {name} differs from readingsd: {len(rows - want)} readings only in {name}, "
-                  f"{len(want - rows)} only in readingsd, e.g. {sorted(rows ^ want)[:3]}", file=sys.stderr)
-        p50, p99 = p50_p99_us(latencies[name])
-        print(f"{name} p50_us={p50:.0f} p99_us={p99:.0f} readings={len(rows)} bytes={size}")
-    sys.exit(0 if ok else 1)
+    report(systems, latencies, answers, "readings",
+           lambda rows, want: f"{len(rows - want)} readings only there, {len(want - rows)} only in readingsd, "
+                              f"e.g. {sorted(rows ^ want)[:3]}")
 
 
 if __name__ == "__main__":
