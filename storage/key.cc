@@ -306,10 +306,18 @@ std::string PartitionKey(std::string_view device_id) {
 }
 
 std::string EncodeKey(std::string_view device_id, std::string_view sort_key) {
-  std::string key = PartitionKey(device_id);
-  key += kSeparator;
-  key += sort_key;
+  std::string key;
+  EncodeKey(device_id, sort_key, &key);
   return key;
+}
+
+void EncodeKey(std::string_view device_id, std::string_view sort_key, std::string* out) {
+  out->clear();
+  out->reserve(kPartitionPrefix.size() + device_id.size() + 1 + sort_key.size());
+  out->append(kPartitionPrefix);
+  out->append(device_id);
+  out->push_back(kSeparator);
+  out->append(sort_key);
 }
 
 bool DecodeKey(std::string_view key, std::string_view* device_id, std::string_view* sort_key) {

@@ -121,6 +121,8 @@ std::string PartitionKey(std::string_view device_id);
 
 // "DEV#" + id + SEP + sort_key.  `sort_key` may also be a prefix or kSortKeyEnd for bounds.
 std::string EncodeKey(std::string_view device_id, std::string_view sort_key);
+// The same into `out`, whose capacity is reused: the write path encodes every reading's key.
+void EncodeKey(std::string_view device_id, std::string_view sort_key, std::string* out);
 
 // Splits a reading key; false for keys that are not reading keys.
 bool DecodeKey(std::string_view key, std::string_view* device_id, std::string_view* sort_key);

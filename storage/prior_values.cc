@@ -1,72 +1,80 @@
 #include "storage/prior_values.h"
 
+#include <algorithm>
+
 #include "storage/key.h"
 #include "storage/rocks_options.h"
 
 namespace readingsd::storage::internal {
 
 Status PriorValues::Plan(std::span<const Reading> readings, std::vector<KeyWrite>* writes) {
-  writes->clear();
-  writes->reserve(readings.size());
-  for (const Reading& r : readings) {
-    KeyWrite& w = writes->emplace_back();
-    w.reading = &r;
-    w.key = EncodeKey(r.device_id, r.sort_key);
-    EncodeAttributes(r.attributes, &w.value);
-  }
-  // Each device's newest sort key so far (the stored one, then this batch's), and each key's
-  // latest write so far in this batch. Views into `writes` and newest_, which do not move.
-  std::unordered_map<std::string_view, std::string_view> newest;
-  std::unordered_map<std::string_view, std::size_t> latest_write;
-  std::vector<std::size_t> lookups;
-  for (std::size_t i = 0; i < writes->size(); ++i) {
+  ++plan_;
+  planned_.clear();
+  lookups_.clear();
+  writes->resize(readings.size());
+  for (std::size_t i = 0; i < readings.size(); ++i) {
+    const Reading& r = readings[i];
     KeyWrite& w = (*writes)[i];
-    auto [earlier, first_write] = latest_write.try_emplace(w.key, i);
-    if (!first_write) {
-      w.prior = (*writes)[earlier->second].value;
-      earlier->second = i;
-      continue;
+    w.reading = &r;
+    EncodeKey(r.device_id, r.sort_key, &w.key);
+    EncodeAttributes(r.attributes, &w.value);
+    w.prior.reset();
+    Device* device = nullptr;
+    if (Status s = Find(r.device_id, &device); !s.ok()) return s;
+    if (device->plan != plan_) {
+      device->plan = plan_;
+      device->planned = device->stored;
+      planned_.push_back(device);
     }
-    auto [device, unseen] = newest.try_emplace(w.reading->device_id);
-    if (unseen) {
-      const std::string* stored = nullptr;
-      if (Status s = Newest(w.reading->device_id, &stored); !s.ok()) return s;
-      device->second = *stored;
-    }
-    if (w.reading->sort_key > device->second) {
-      device->second = w.reading->sort_key;
+    // Newer than every key of its device, stored or written earlier in the batch: new. Any other
+    // may overwrite a stored key or an earlier write of the batch.
+    if (r.sort_key > device->planned) {
+      device->planned = r.sort_key;
     } else {
-      lookups.push_back(i);
+      lookups_.push_back(i);
     }
   }
-  if (lookups.empty()) return Status::OK();
+  if (lookups_.empty()) return Status::OK();
+
+  // A key written earlier in the batch replaces that write, the latest of them: with the keys in
+  // order (a key's writes in batch order), it is the one just before. Only a lookup can be one,
+  // as an earlier write of its key leaves its device's newest at or above it.
+  by_key_.clear();
+  for (std::size_t i = 0; i < writes->size(); ++i) by_key_.emplace_back((*writes)[i].key, i);
+  std::sort(by_key_.begin(), by_key_.end());
+  for (std::size_t p = 1; p < by_key_.size(); ++p) {
+    if (by_key_[p].first == by_key_[p - 1].first) {
+      (*writes)[by_key_[p].second].prior = (*writes)[by_key_[p - 1].second].value;
+    }
+  }
+  std::erase_if(lookups_, [writes](std::size_t i) { return (*writes)[i].prior.has_value(); });
+  if (lookups_.empty()) return Status::OK();
 
   std::vector<rocksdb::Slice> keys;
-  keys.reserve(lookups.size());
-  for (std::size_t i : lookups) keys.emplace_back((*writes)[i].key);
-  std::vector<rocksdb::PinnableSlice> values(lookups.size());
-  std::vector<rocksdb::Status> statuses(lookups.size());
+  keys.reserve(lookups_.size());
+  for (std::size_t i : lookups_) keys.emplace_back((*writes)[i].key);
+  std::vector<rocksdb::PinnableSlice> values(lookups_.size());
+  std::vector<rocksdb::Status> statuses(lookups_.size());
   db_->MultiGet(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), keys.size(), keys.data(), values.data(),
                 statuses.data());
-  for (std::size_t j = 0; j < lookups.size(); ++j) {
+  for (std::size_t j = 0; j < lookups_.size(); ++j) {
     if (statuses[j].IsNotFound()) continue;
     if (!statuses[j].ok()) return FromRocks(statuses[j], "looking up the value a write replaces");
-    (*writes)[lookups[j]].prior = values[j].ToString();
+    (*writes)[lookups_[j]].prior = values[j].ToString();
   }
   return Status::OK();
 }
 
-void PriorValues::Commit(std::span<const KeyWrite> writes) {
-  for (const KeyWrite& w : writes) {
-    auto it = newest_.find(w.reading->device_id);
-    if (it == newest_.end()) it = newest_.emplace(w.reading->device_id, std::string()).first;
-    if (w.reading->sort_key > it->second) it->second = w.reading->sort_key;
+void PriorValues::Commit() {
+  for (Device* device : planned_) {
+    if (device->planned != device->stored) device->stored.assign(device->planned);
   }
+  planned_.clear();
 }
 
-Status PriorValues::Newest(std::string_view device_id, const std::string** newest) {
-  if (auto it = newest_.find(device_id); it != newest_.end()) {
-    *newest = &it->second;
+Status PriorValues::Find(std::string_view device_id, Device** device) {
+  if (auto it = devices_.find(device_id); it != devices_.end()) {
+    *device = &it->second;
     return Status::OK();
   }
   const std::string lower = EncodeKey(device_id, ""), upper = EncodeKey(device_id, std::string(1, kSortKeyEnd));
@@ -80,7 +88,8 @@ Status PriorValues::Newest(std::string_view device_id, const std::string** newes
   std::string last;
   if (it->Valid()) last = it->key().ToString().substr(lower.size());
   if (Status s = FromRocks(it->status(), "reading a partition's newest key"); !s.ok()) return s;
-  *newest = &newest_.emplace(device_id, std::move(last)).first->second;
+  *device = &devices_.emplace(device_id, Device{}).first->second;
+  (*device)->stored = std::move(last);
   return Status::OK();
 }
 

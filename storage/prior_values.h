@@ -42,22 +42,35 @@ class PriorValues {
   explicit PriorValues(rocksdb::DB* db) : db_(db) {}
 
   // `writes` gets one KeyWrite per reading, in order, with key, value and prior. The readings
-  // must be valid (ValidateReading) and outlive `writes`.
+  // must be valid (ValidateReading) and outlive `writes`. Pass the same vector every time: its
+  // elements are reused, so their keys and values are encoded without allocating.
   Status Plan(std::span<const Reading> readings, std::vector<KeyWrite>* writes);
-  // The batch of `writes` is written: their keys count as stored from now on. Not called when
+  // The batch of the last Plan is written: its keys count as stored from now on. Not called when
   // the write failed.
-  void Commit(std::span<const KeyWrite> writes);
+  void Commit();
 
  private:
   struct Hash {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  // The device's newest stored sort key ("" when it has none), read from the store on first use.
-  Status Newest(std::string_view device_id, const std::string** newest);
+  struct Device {
+    std::string stored;  // the newest stored sort key, "" when it has none
+    // The newest sort key of the Plan numbered `plan`, stored or in its batch (a view of
+    // `stored` or of a reading, valid until the next Plan).
+    uint64_t plan = 0;
+    std::string_view planned;
+  };
+  // The device, read from the store on first use.
+  Status Find(std::string_view device_id, Device** device);
 
   rocksdb::DB* db_;
-  std::unordered_map<std::string, std::string, Hash, std::equal_to<>> newest_;
+  std::unordered_map<std::string, Device, Hash, std::equal_to<>> devices_;
+  // Each Plan's number, its devices, and what it looks up; kept so a batch allocates nothing.
+  uint64_t plan_ = 0;
+  std::vector<Device*> planned_;
+  std::vector<std::size_t> lookups_;
+  std::vector<std::pair<std::string_view, std::size_t>> by_key_;
 };
 
 }  // namespace readingsd::storage::internal

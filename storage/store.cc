@@ -294,17 +294,16 @@ class RocksStore : public Store {
     }
     // One writer at a time: the priors found must still hold when the batch is written.
     std::lock_guard lock(write_mu_);
-    std::vector<internal::KeyWrite> writes;
-    if (Status s = priors_.Plan(readings, &writes); !s.ok()) return s;
+    if (Status s = priors_.Plan(readings, &writes_); !s.ok()) return s;
     rocksdb::WriteBatch batch;
-    for (const internal::KeyWrite& w : writes) {
+    for (const internal::KeyWrite& w : writes_) {
       if (auto s = batch.Put(w.key, w.value); !s.ok()) return FromRocks(s, "write batch");
       if (Status s = PutIndexEntries(w, &batch); !s.ok()) return s;
     }
-    if (Status s = registry_.Plan(writes, &batch); !s.ok()) return s;
+    if (Status s = registry_.Plan(writes_, &batch); !s.ok()) return s;
     auto s = WriteLocked(&batch);
     if (s.ok()) {
-      priors_.Commit(writes);
+      priors_.Commit();
       registry_.Commit();
     }
     return FromRocks(s, "write");
@@ -602,6 +601,7 @@ class RocksStore : public Store {
   rocksdb::WriteOptions write_options_;
   std::mutex write_mu_;
   internal::PriorValues priors_;  // under write_mu_
+  std::vector<internal::KeyWrite> writes_;  // Write's, under write_mu_: reused, see PriorValues::Plan
   internal::Registry registry_;   // under write_mu_
   mutable std::mutex index_mu_;   // open_.building, built_ and backfilled_ after the open
   std::vector<double> built_;

@@ -63,7 +63,7 @@ class PriorValuesTest : public ::testing::Test {
       out.push_back(w.prior);
     }
     EXPECT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
-    priors_->Commit(writes);
+    priors_->Commit();
     return out;
   }
   uint64_t Reads() const {
@@ -104,6 +104,18 @@ TEST_F(PriorValuesTest, AKeyWrittenTwiceInOneBatchReplacesItsEarlierWrite) {
                    Make("a1", "2026-06-23T09:00:00Z", "new"), Make("a1", "2026-06-23T09:00:00Z", "again"),
                    Make("a1", "2026-06-23T08:00:00Z", "third")}),
             (Priors{Encoded("stored"), Encoded("first"), std::nullopt, Encoded("new"), Encoded("second")}));
+}
+
+TEST_F(PriorValuesTest, AKeyWrittenTwiceIsFoundAmongOtherDevicesWrites) {
+  Write({Make("a1", "2026-06-23T08:00:00Z", "a1 stored"), Make("b", "2026-06-23T08:00:00Z", "b stored")});
+  // Devices interleaved, each key's second write behind another device's: the prior of a key's
+  // write is that key's latest earlier write, never another device's at the same time.
+  EXPECT_EQ(Write({Make("b", "2026-06-23T09:00:00Z", "b new"), Make("a1", "2026-06-23T09:00:00Z", "a1 new"),
+                   Make("b", "2026-06-23T08:00:00Z", "b over"), Make("a1", "2026-06-23T09:00:00Z", "a1 again"),
+                   Make("b", "2026-06-23T09:00:00Z", "b again"), Make("a1", "2026-06-23T08:30:00Z", "a1 gap"),
+                   Make("b", "2026-06-23T08:00:00Z", "b over again")}),
+            (Priors{std::nullopt, std::nullopt, Encoded("b stored"), Encoded("a1 new"), Encoded("b new"), std::nullopt,
+                    Encoded("b over")}));
 }
 
 TEST_F(PriorValuesTest, ANewPriorValuesIsSeededFromThePartitionsNewestKey) {
