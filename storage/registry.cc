@@ -136,28 +136,42 @@ Status Registry::Load(std::string_view device_id, DeviceRecord* record) const {
   return DecodeDeviceRecord(value, record);
 }
 
-Status Registry::Find(std::string_view device_id, DeviceRecord** record) {
+Status Registry::Find(std::string_view device_id, Records::value_type** kept) {
   auto it = records_.find(device_id);
   if (it == records_.end()) {
     DeviceRecord loaded;
     if (Status s = Load(device_id, &loaded); !s.ok()) return s;
-    it = records_.emplace(device_id, std::move(loaded)).first;
+    it = records_.emplace(device_id, Kept{.record = std::move(loaded)}).first;
   }
-  *record = &it->second;
+  *kept = &*it;
   return Status::OK();
 }
 
-Status Registry::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batch) {
+void Registry::StartPlan() {
+  ++plan_;
   pending_.clear();
+}
+
+DeviceRecord& Registry::Planned(Records::value_type* kept) {
+  Kept& k = kept->second;
+  if (k.plan != plan_) {
+    k.plan = plan_;
+    k.planned = k.record;
+    pending_.push_back(kept);
+  }
+  return k.planned;
+}
+
+Status Registry::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batch) {
+  StartPlan();
+  Records::value_type* kept = nullptr;
   for (const KeyWrite& w : writes) {
     const Reading& reading = *w.reading;
-    auto it = pending_.find(reading.device_id);
-    if (it == pending_.end()) {
-      DeviceRecord* kept = nullptr;
+    // A batch's readings often come device after device: the previous one's record is at hand.
+    if (kept == nullptr || kept->first != reading.device_id) {
       if (Status s = Find(reading.device_id, &kept); !s.ok()) return s;
-      it = pending_.emplace(reading.device_id, *kept).first;
     }
-    DeviceRecord& r = it->second;
+    DeviceRecord& r = Planned(kept);
     if (reading.sort_key < r.horizon) continue;  // retention has it already
     // An overwrite counts nothing, unless the record counts no reading at all.
     if (!w.prior || r.readings == 0) {
@@ -169,21 +183,20 @@ Status Registry::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* bat
       r.latest = w.value;
     }
   }
-  std::string value;
-  for (const auto& [device_id, record] : pending_) {
-    EncodeDeviceRecord(record, &value);
-    if (auto s = batch->Put(RegistryKey(device_id), value); !s.ok()) return FromRocks(s, "write batch");
+  for (const Records::value_type* planned : pending_) {
+    EncodeDeviceRecord(planned->second.planned, &value_);
+    if (auto s = batch->Put(RegistryKey(planned->first), value_); !s.ok()) return FromRocks(s, "write batch");
   }
   return Status::OK();
 }
 
 Status Registry::PlanDelete(std::string_view device_id, std::span<const std::string> removed,
                             rocksdb::WriteBatch* batch) {
-  pending_.clear();
+  StartPlan();
   if (removed.empty()) return Status::OK();
-  DeviceRecord* kept = nullptr;
+  Records::value_type* kept = nullptr;
   if (Status s = Find(device_id, &kept); !s.ok()) return s;
-  DeviceRecord r = *kept;
+  DeviceRecord& r = Planned(kept);
   const std::string &lo = removed.front(), &hi = removed.back();
   const auto counted = static_cast<uint64_t>(
       std::count_if(removed.begin(), removed.end(), [&r](const std::string& k) { return k >= r.horizon; }));
@@ -205,15 +218,13 @@ Status Registry::PlanDelete(std::string_view device_id, std::span<const std::str
     r = DeviceRecord();
     r.horizon = std::move(horizon);
   }
-  std::string value;
-  EncodeDeviceRecord(r, &value);
-  if (auto s = batch->Put(RegistryKey(device_id), value); !s.ok()) return FromRocks(s, "write batch");
-  pending_.emplace(device_id, std::move(r));
+  EncodeDeviceRecord(r, &value_);
+  if (auto s = batch->Put(RegistryKey(device_id), value_); !s.ok()) return FromRocks(s, "write batch");
   return Status::OK();
 }
 
 void Registry::Commit() {
-  for (auto& [device_id, record] : pending_) records_[device_id] = std::move(record);
+  for (Records::value_type* planned : pending_) std::swap(planned->second.record, planned->second.planned);
   pending_.clear();
 }
 
@@ -242,8 +253,9 @@ Status Registry::Sweep(const std::string& cutoff, std::mutex& write_mu, const ro
   std::string value;
   for (const std::string& id : devices) {
     std::lock_guard lock(write_mu);
-    DeviceRecord* record = nullptr;
-    if (Status s = Find(id, &record); !s.ok()) return s;
+    Records::value_type* kept = nullptr;
+    if (Status s = Find(id, &kept); !s.ok()) return s;
+    DeviceRecord* record = &kept->second.record;
     if (record->horizon >= cutoff) continue;
     DeviceRecord swept = *record;
     swept.horizon = cutoff;

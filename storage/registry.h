@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/status.h"
 #include "storage/prior_values.h"
@@ -67,16 +68,29 @@ class Registry {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  using Records = std::unordered_map<std::string, DeviceRecord, Hash, std::equal_to<>>;
+  struct Kept {
+    DeviceRecord record;
+    // The record once the batch of the Plan or PlanDelete numbered `plan` is written. Reused
+    // from batch to batch, so a batch copies into strings that are already allocated.
+    uint64_t plan = 0;
+    DeviceRecord planned;
+  };
+  using Records = std::unordered_map<std::string, Kept, Hash, std::equal_to<>>;
 
   // The device's record: kept, or read (a device without one gets an empty record with the
   // current horizon).
-  Status Find(std::string_view device_id, DeviceRecord** record);
+  Status Find(std::string_view device_id, Records::value_type** kept);
   Status Load(std::string_view device_id, DeviceRecord* record) const;
+  // Starts Plan or PlanDelete: none of the records planned so far is written.
+  void StartPlan();
+  // `kept`'s planned record, a copy of its record on the plan's first touch.
+  DeviceRecord& Planned(Records::value_type* kept);
 
   rocksdb::DB* db_;
   Records records_;
-  Records pending_;       // Plan's, until Commit
+  uint64_t plan_ = 0;
+  std::vector<Records::value_type*> pending_;  // the records of the last plan, until Commit
+  std::string value_;                          // an encoded record, reused
   std::string horizon_;   // a new record's: the cutoff of the latest sweep begun
 };
 
