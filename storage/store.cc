@@ -295,13 +295,13 @@ class RocksStore : public Store {
     // One writer at a time: the priors found must still hold when the batch is written.
     std::lock_guard lock(write_mu_);
     if (Status s = priors_.Plan(readings, &writes_); !s.ok()) return s;
-    rocksdb::WriteBatch batch;
+    batch_.Clear();
     for (const internal::KeyWrite& w : writes_) {
-      if (auto s = batch.Put(w.key, w.value); !s.ok()) return FromRocks(s, "write batch");
-      if (Status s = PutIndexEntries(w, &batch); !s.ok()) return s;
+      if (auto s = batch_.Put(w.key, w.value); !s.ok()) return FromRocks(s, "write batch");
+      if (Status s = PutIndexEntries(w, &batch_); !s.ok()) return s;
     }
-    if (Status s = registry_.Plan(writes_, &batch); !s.ok()) return s;
-    auto s = WriteLocked(&batch);
+    if (Status s = registry_.Plan(writes_, &batch_); !s.ok()) return s;
+    auto s = WriteLocked(&batch_);
     if (s.ok()) {
       priors_.Commit();
       registry_.Commit();
@@ -602,6 +602,7 @@ class RocksStore : public Store {
   std::mutex write_mu_;
   internal::PriorValues priors_;  // under write_mu_
   std::vector<internal::KeyWrite> writes_;  // Write's, under write_mu_: reused, see PriorValues::Plan
+  rocksdb::WriteBatch batch_;               // Write's, under write_mu_: cleared, so it keeps its room
   internal::Registry registry_;   // under write_mu_
   mutable std::mutex index_mu_;   // open_.building, built_ and backfilled_ after the open
   std::vector<double> built_;
