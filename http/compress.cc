@@ -61,29 +61,29 @@ Coding PreferredCoding(std::string_view accept_encoding) {
   return gzip >= deflate ? Coding::kGzip : Coding::kDeflate;
 }
 
-Deflater::Deflater(Coding coding) {
+Deflater::Deflater(Coding coding) : z_(std::make_unique<z_stream>()) {
   const int window_bits = coding == Coding::kGzip ? 16 + MAX_WBITS : MAX_WBITS;
-  ok_ = deflateInit2(&z_, kLevel, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  ok_ = deflateInit2(z_.get(), kLevel, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) == Z_OK;
 }
 
 Deflater::~Deflater() {
-  if (ok_) deflateEnd(&z_);
+  if (ok_) deflateEnd(z_.get());
 }
 
 bool Deflater::Append(std::string_view in, bool last, std::string* out) {
   if (!ok_) return false;
-  z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z_.avail_in = static_cast<uInt>(in.size());
+  z_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z_->avail_in = static_cast<uInt>(in.size());
   const int flush = last ? Z_FINISH : Z_SYNC_FLUSH;
   char chunk[16 << 10];
   int rc;
   do {
-    z_.next_out = reinterpret_cast<Bytef*>(chunk);
-    z_.avail_out = sizeof chunk;
-    rc = deflate(&z_, flush);
-    out->append(chunk, sizeof chunk - z_.avail_out);
+    z_->next_out = reinterpret_cast<Bytef*>(chunk);
+    z_->avail_out = sizeof chunk;
+    rc = deflate(z_.get(), flush);
+    out->append(chunk, sizeof chunk - z_->avail_out);
     // A flush is whole once deflate leaves room unused; Z_FINISH goes on to Z_STREAM_END.
-  } while (rc == Z_OK && (last || z_.avail_out == 0));
+  } while (rc == Z_OK && (last || z_->avail_out == 0));
   return last ? rc == Z_STREAM_END : rc == Z_OK || rc == Z_BUF_ERROR;
 }
 

@@ -8,13 +8,14 @@
 // inflate every chunk as it arrives and nothing holds the whole body. Thread-safe: no shared state.
 #pragma once
 
-#include <zlib.h>
-
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "http/handler.h"
+
+struct z_stream_s;  // zlib's, kept out of this header
 
 namespace readingsd::http {
 
@@ -40,7 +41,7 @@ class Deflater {
   bool Append(std::string_view in, bool last, std::string* out);
 
  private:
-  z_stream z_{};
+  std::unique_ptr<z_stream_s> z_;
   bool ok_;
 };
 
