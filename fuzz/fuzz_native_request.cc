@@ -8,7 +8,9 @@
 // a POST (the 405 path).
 //
 // Properties: no crash, no UB, no uncaught exception; every response is 200, 400, 404 or 405,
-// never 5xx (the store is healthy); every JSON response body parses, and an error body is
+// never 5xx (the store is healthy); a streamed body (format=csv) is drained as the server
+// would, each part without error, and starts with its header line and ends in CRLF; every JSON
+// response body parses, and an error body is
 // {"error":{"code":…,"message":…}}; a page has count == |items| <= scannedCount <= max_limit,
 // and every item its key; an aggregate's bucket counts add up to its scannedCount.
 #include <cstddef>
@@ -36,11 +38,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   http::Request request{method, boost::beast::string_view(target.data(), target.size()), 11};
   const auto context = fixture.NativeContext();
   std::string_view endpoint;
-  const http::Response response = api::native::HandleRequest(context, request, &endpoint);
+  http::Response response = api::native::HandleRequest(context, request, &endpoint);
 
   FUZZ_CHECK(!endpoint.empty());
   const unsigned status = response.result_int();
   FUZZ_CHECK(status == 200 || status == 400 || status == 404 || status == 405);
+  if (response.stream) {
+    FUZZ_CHECK(status == 200);
+    std::string body;
+    for (bool done = false; !done;) FUZZ_CHECK(response.stream->Next(&body, &done).ok());
+    FUZZ_CHECK(body.starts_with("deviceId,readingTs") && body.ends_with("\r\n"));
+    return 0;
+  }
   if (http::ToStd(response[http::field::content_type]) != "application/json") {
     FUZZ_CHECK(status == 200);  // /healthz and /metrics are text
     return 0;

@@ -61,34 +61,58 @@ Coding PreferredCoding(std::string_view accept_encoding) {
   return gzip >= deflate ? Coding::kGzip : Coding::kDeflate;
 }
 
-bool Compress(std::string_view in, Coding coding, std::string* out) {
-  z_stream z{};
+Deflater::Deflater(Coding coding) : z_(std::make_unique<z_stream>()) {
   const int window_bits = coding == Coding::kGzip ? 16 + MAX_WBITS : MAX_WBITS;
-  if (deflateInit2(&z, kLevel, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) return false;
-  out->clear();
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
+  ok_ = deflateInit2(z_.get(), kLevel, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+}
+
+Deflater::~Deflater() {
+  if (ok_) deflateEnd(z_.get());
+}
+
+bool Deflater::Append(std::string_view in, bool last, std::string* out) {
+  if (!ok_) return false;
+  z_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z_->avail_in = static_cast<uInt>(in.size());
+  const int flush = last ? Z_FINISH : Z_SYNC_FLUSH;
   char chunk[16 << 10];
   int rc;
   do {
-    z.next_out = reinterpret_cast<Bytef*>(chunk);
-    z.avail_out = sizeof chunk;
-    rc = deflate(&z, Z_FINISH);
-    out->append(chunk, sizeof chunk - z.avail_out);
-  } while (rc == Z_OK);  // Z_OK: more output to come
-  deflateEnd(&z);
-  return rc == Z_STREAM_END;
+    z_->next_out = reinterpret_cast<Bytef*>(chunk);
+    z_->avail_out = sizeof chunk;
+    rc = deflate(z_.get(), flush);
+    out->append(chunk, sizeof chunk - z_->avail_out);
+    // A flush is whole once deflate leaves room unused; Z_FINISH goes on to Z_STREAM_END.
+  } while (rc == Z_OK && (last || z_->avail_out == 0));
+  return last ? rc == Z_STREAM_END : rc == Z_OK || rc == Z_BUF_ERROR;
 }
 
-void CompressResponse(std::string_view accept_encoding, std::size_t min_bytes, Response* response) {
-  if (min_bytes == 0 || response->body().size() < min_bytes || response->count(field::content_encoding)) return;
+bool Compress(std::string_view in, Coding coding, std::string* out) {
+  out->clear();
+  return Deflater(coding).Append(in, /*last=*/true, out);
+}
+
+Coding ResponseCoding(std::string_view accept_encoding, std::size_t min_bytes, Response* response) {
+  if (min_bytes == 0 || (!response->stream && response->body().size() < min_bytes) ||
+      response->count(field::content_encoding)) {
+    return Coding::kIdentity;
+  }
   const std::string_view vary = ToStd((*response)[field::vary]);
   response->set(field::vary, vary.empty() ? "Accept-Encoding" : std::string(vary) + ", Accept-Encoding");
   const Coding coding = PreferredCoding(accept_encoding);
+  if (coding != Coding::kIdentity) response->set(field::content_encoding, coding == Coding::kGzip ? "gzip" : "deflate");
+  return coding;
+}
+
+void CompressResponse(std::string_view accept_encoding, std::size_t min_bytes, Response* response) {
+  const Coding coding = ResponseCoding(accept_encoding, min_bytes, response);
   std::string compressed;
-  if (coding == Coding::kIdentity || !Compress(response->body(), coding, &compressed)) return;
+  if (coding == Coding::kIdentity) return;
+  if (!Compress(response->body(), coding, &compressed)) {
+    response->erase(field::content_encoding);
+    return;
+  }
   response->body() = std::move(compressed);
-  response->set(field::content_encoding, coding == Coding::kGzip ? "gzip" : "deflate");
 }
 
 }  // namespace readingsd::http

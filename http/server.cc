@@ -225,13 +225,34 @@ class Session : public std::enable_shared_from_this<Session> {
     Response response;
     try {
       response = state_->handler->Handle(request, &endpoint);
+      if (response.stream) TakeFirstPart(&response);
     } catch (const std::exception&) {
       // Handlers return errors as values; this is only for allocation failure and the like.
       response = state_->handler->Error(status::internal_server_error, "InternalError", "internal error");
     }
-    CompressResponse(ToStd(request[field::accept_encoding]), state_->options.compress_min_bytes, &response);
+    const std::string_view accept_encoding = ToStd(request[field::accept_encoding]);
+    if (response.stream) {
+      const Coding coding = ResponseCoding(accept_encoding, state_->options.compress_min_bytes, &response);
+      if (coding != Coding::kIdentity) deflater_.emplace(coding);
+    } else {
+      CompressResponse(accept_encoding, state_->options.compress_min_bytes, &response);
+    }
     response.version(request.version());
     Respond(std::move(response), endpoint, request.keep_alive(), started, request.method() == verb::head);
+  }
+
+  // The stream's first part, before the header is sent: a body that is done at once is sent
+  // whole (with a Content-Length, compressed only above compress_min_bytes, as any other), and
+  // an error there can still be a 500.
+  void TakeFirstPart(Response* response) {
+    part_.clear();
+    bool done = false;
+    if (Status s = response->stream->Next(&part_, &done); !s.ok()) {
+      *response = state_->handler->Error(status::internal_server_error, "InternalError", s.ToString());
+    } else if (done) {
+      response->stream.reset();
+      response->body() = std::move(part_);
+    }
   }
 
   // A request the server will not read further: answered, then the connection closes, so
@@ -241,16 +262,26 @@ class Session : public std::enable_shared_from_this<Session> {
     Respond(state_->handler->Error(status, code, message), "other", false, Clock::now());
   }
 
-  // `head`: the answer to a HEAD request, the headers a GET would get (Content-Length and
-  // Content-Encoding included) and no body (RFC 9110 §9.3.2).
+  // `head`: the answer to a HEAD request, the headers a GET would get (Content-Length or
+  // Transfer-Encoding, and Content-Encoding) and no body (RFC 9110 §9.3.2).
   void Respond(Response response, std::string_view endpoint, bool keep_alive, Clock::time_point started,
                bool head = false) {
     response.keep_alive(keep_alive);
-    response.prepare_payload();
-    if (head) response.body().clear();
+    if (response.stream) {
+      // HTTP/1.0 knows no chunks: there the body ends where the connection does.
+      if (response.version() >= 11) {
+        response.chunked(true);
+      } else {
+        response.keep_alive(false);
+      }
+    } else {
+      response.prepare_payload();
+      if (head) response.body().clear();
+    }
     if (state_->hooks.on_request) {
       state_->hooks.on_request(endpoint, std::chrono::duration<double>(Clock::now() - started).count());
     }
+    if (response.stream) return WriteStream(std::move(response), head);
     Write(std::move(response));
   }
 
@@ -263,9 +294,86 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnWrite(bool close, beast::error_code ec, std::size_t) {
     if (ec) return;
+    streaming_.reset();
+    deflater_.reset();
     shed_order_.store(kNothingReceived + Ticks(Clock::now()));
     if (close) return Linger();
     Read(true);
+  }
+
+  // A streamed body, as chunks: the header, then each part the BodyStream makes (part_ holds
+  // the first), compressed by deflater_ when set, each written before the next is made, so a
+  // client that reads slowly slows the stream instead of growing a buffer. Every write must end
+  // within request_timeout, as a whole response's. HEAD: the header alone.
+  void WriteStream(Response response, bool head) {
+    streaming_ = std::make_unique<Streaming>(std::move(response));
+    stream_.expires_after(state_->options.request_timeout);
+    beast::http::async_write_header(stream_, streaming_->serializer,
+                                    [self = shared_from_this(), head](beast::error_code ec, std::size_t) {
+                                      if (ec) return;
+                                      if (head) return self->OnWrite(self->streaming_->response.need_eof(), ec, 0);
+                                      self->WriteChunk(false);
+                                    });
+  }
+
+  // Makes the next part and writes it.
+  void NextChunk() {
+    bool done = false;
+    do {
+      Status s;
+      try {
+        s = streaming_->body_stream->Next(&part_, &done);
+      } catch (const std::exception&) {
+        s = Status::IOError("body stream threw");
+      }
+      if (!s.ok()) return Abort();
+    } while (part_.empty() && !done);
+    WriteChunk(done);
+  }
+
+  // Writes part_ as a chunk (compressed when deflater_ is set); `last`: it ends the body.
+  void WriteChunk(bool last) {
+    wire_.clear();
+    if (!deflater_) {
+      wire_.swap(part_);
+    } else if (!deflater_->Append(part_, last, &wire_)) {
+      return Abort();
+    }
+    part_.clear();
+    if (wire_.empty()) return last ? WriteLastChunk() : NextChunk();
+    auto& body = streaming_->response.body();
+    body.data = wire_.data();
+    body.size = wire_.size();
+    body.more = true;
+    stream_.expires_after(state_->options.request_timeout);
+    beast::http::async_write(stream_, streaming_->serializer,
+                             beast::bind_front_handler(&Session::OnChunkWritten, shared_from_this(), last));
+  }
+
+  void WriteLastChunk() {
+    auto& body = streaming_->response.body();
+    body.data = nullptr;
+    body.size = 0;
+    body.more = false;
+    stream_.expires_after(state_->options.request_timeout);
+    beast::http::async_write(stream_, streaming_->serializer,
+                             beast::bind_front_handler(&Session::OnChunkWritten, shared_from_this(), false));
+  }
+
+  void OnChunkWritten(bool last, beast::error_code ec, std::size_t) {
+    if (ec == beast::http::error::need_buffer) ec = {};  // Beast's word for "this chunk is written"
+    if (ec) return;  // the client left or timed out: the stream is freed with the session
+    if (streaming_->serializer.is_done()) return OnWrite(streaming_->response.need_eof(), ec, 0);
+    if (last) return WriteLastChunk();
+    NextChunk();
+  }
+
+  // A stream that failed after its header: closing without the last chunk tells the client the
+  // body is cut; nothing else can, the status being sent.
+  void Abort() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
   }
 
   // Half-closes, then drops what the client still sends until it closes too (or header_timeout
@@ -293,6 +401,19 @@ class Session : public std::enable_shared_from_this<Session> {
   bool mid_request_ = false;  // shed_order_ says so
   Clock::time_point request_started_;
   Response response_;
+  // A streamed response being written: its header and the chunk in flight (buffer_body points
+  // into wire_), and the handler's stream, which the serializer never sees.
+  struct Streaming {
+    explicit Streaming(Response&& r)
+        : body_stream(std::move(r.stream)), response(std::move(r.base())), serializer(response) {}
+    std::unique_ptr<BodyStream> body_stream;
+    beast::http::response<beast::http::buffer_body> response;
+    beast::http::response_serializer<beast::http::buffer_body> serializer;
+  };
+  std::unique_ptr<Streaming> streaming_;
+  std::optional<Deflater> deflater_;  // while a streamed response is compressed
+  std::string part_;                  // the stream's next part, as made
+  std::string wire_;                  // the chunk being written: part_ compressed (or part_ itself)
   std::shared_ptr<ServerState> state_;
   std::atomic<int64_t> shed_order_{kNothingReceived + Ticks(Clock::now())};
   std::list<Session*>::iterator table_entry_;  // valid while in_table_

@@ -5,7 +5,8 @@
 // them round-robin. One session per connection, run by its io_context's one thread; the only
 // connection state other threads see is whether it waits for a request, which the acceptor reads
 // to choose a connection to shed when all are taken. Handlers run on the I/O threads, so a
-// handler bounds the work of one request (the APIs bound a page by max_limit and max_page_bytes).
+// handler bounds the work of one request (the APIs bound a page by max_limit and max_page_bytes),
+// and a streamed body (BodyStream) the work of each part, made only once the last is written.
 //
 // Requests whose body length another HTTP hop could read differently (RFC 9112 §6.3: a
 // Transfer-Encoding not ending in chunked, beside Content-Length, or on HTTP/1.0; more than one

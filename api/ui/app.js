@@ -190,7 +190,9 @@ function headerLength(csv) {
 
 // The window's chosen attributes as one CSV file: every page (format=csv, following
 // X-Next-Cursor), the header line of the first only. The columns are named (attributes=), so
-// every page has the same header.
+// every page has the same header, as many bytes long as the first's. Pages are kept as Blobs,
+// which the browser may hold outside the script's memory (on disk when large); only the first
+// page is read as text, to find where its header ends.
 let csvUrl = null;
 async function downloadCsv() {
   const names = chosenAttributes();
@@ -199,12 +201,16 @@ async function downloadCsv() {
   q.set('format', 'csv');
   q.set('attributes', names.join(','));
   const parts = [];
-  let rows = 0, cursor = null;
+  let rows = 0, cursor = null, headerBytes = 0;
   do {
     if (cursor) q.set('cursor', cursor);
     const res = await api(devicePath('readings') + q);
-    const text = await res.text();
-    parts.push(parts.length ? text.slice(headerLength(text)) : text);
+    const page = await res.blob();
+    if (!parts.length) {
+      const text = await page.text();
+      headerBytes = new TextEncoder().encode(text.slice(0, headerLength(text))).length;
+    }
+    parts.push(parts.length ? page.slice(headerBytes) : page);
     rows += Number(res.headers.get('X-Count'));
     $('csv-status').textContent = rows + ' readings…';
     cursor = res.headers.get('X-Next-Cursor');

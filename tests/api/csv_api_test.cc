@@ -1,7 +1,9 @@
 // format=csv on the native readings endpoint (#27), over real HTTP against a real RocksDB store.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/api/served.h"
@@ -16,18 +18,23 @@ class CsvApiTest : public HttpServerTest {
     StartServer();
   }
 
-  HttpResult Csv(const std::string& device, const std::string& query) {
-    return Get(port(), "/v1/devices/" + device + "/readings?format=csv" + (query.empty() ? "" : "&" + query));
+  HttpResult Csv(const std::string& device, const std::string& query, const Headers& headers = {}) {
+    return Get(port(), "/v1/devices/" + device + "/readings?format=csv" + (query.empty() ? "" : "&" + query),
+               headers);
   }
 
   // Follows X-Next-Cursor until it is absent: the first page whole, then each later page
-  // without its header line, which must be the first page's.
-  std::string AllPages(const std::string& device, const std::string& query, int* pages) {
+  // without its header line, which must be the first page's. With `coding` (gzip or deflate),
+  // every page is asked for in it, must come in it and is inflated.
+  std::string AllPages(const std::string& device, const std::string& query, int* pages, const std::string& coding = "") {
     std::string whole, header, cursor;
     for (*pages = 0; *pages < 200; ++*pages) {
-      HttpResult page = Csv(device, query + (cursor.empty() ? "" : "&cursor=" + cursor));
+      HttpResult page = Csv(device, query + (cursor.empty() ? "" : "&cursor=" + cursor),
+                            coding.empty() ? Headers{} : Headers{{"Accept-Encoding", coding}});
       EXPECT_EQ(page.status, 200) << page.body;
       if (page.status != 200) break;
+      EXPECT_EQ(page.Header("content-encoding"), coding);
+      if (!coding.empty()) page.body = Inflate(page.body, coding == "gzip");
       const std::string page_header = page.body.substr(0, page.body.find("\r\n") + 2);
       if (*pages == 0) header = page_header;
       EXPECT_EQ(page_header, header) << "page " << *pages;
@@ -165,6 +172,55 @@ TEST_F(CsvApiTest, BadFormatAndTooManyColumns) {
   // Named columns are always fine; so is a page with fewer.
   EXPECT_EQ(Csv("wide", "limit=2000&attributes=a7").status, 200);
   EXPECT_EQ(Csv("wide", "limit=1000").status, 200);
+}
+
+// Pages too long for one part are rendered and sent in parts (chunked), compressed part by part
+// through one zlib stream: inflated, each page is the page sent uncompressed, and the pages
+// together the whole window's CSV, whether a helper thread read part of a page or not.
+TEST_F(CsvApiTest, StreamedPagesInflateToTheWholeWindow) {
+  std::vector<storage::Reading> readings;
+  std::string expected = "deviceId,readingTs,temperature,note\r\n";
+  for (int i = 0; i < 3000; ++i) {
+    char ts[40];
+    std::snprintf(ts, sizeof ts, "2026-06-23T%02d:%02d:%02d.000000000Z", 8 + i / 3600, i / 60 % 60, i % 60);
+    const storage::Number temperature(20 + 0.25 * i);
+    readings.push_back(MakeReading("s1", ts, {{"temperature", temperature},
+                                              {"note", "reading " + std::to_string(i) + ", \"quoted\""}}));
+    expected += std::string("s1,") + ts + "," + temperature.text + ",\"reading " + std::to_string(i) +
+                ", \"\"quoted\"\"\"\r\n";
+  }
+  Write(readings);
+  const std::string columns = "attributes=temperature,note";
+  for (const int helpers : {1, 0}) {
+    SCOPED_TRACE(helpers ? "read helpers on" : "read helpers off");
+    server_.reset();
+    ServeOptions options;
+    options.api.read_helpers = helpers;
+    StartServer(options);
+    const HttpResult whole = Csv("s1", columns + "&limit=5000");
+    ASSERT_EQ(whole.status, 200);
+    EXPECT_EQ(whole.Header("transfer-encoding"), "chunked");
+    EXPECT_EQ(whole.Header("content-length"), "");
+    EXPECT_EQ(whole.Header("x-count"), "3000");  // known before the first row is rendered
+    EXPECT_FALSE(whole.headers.contains("x-next-cursor"));
+    EXPECT_EQ(whole.body, expected);
+    const HttpResult gzip = Csv("s1", columns + "&limit=5000", {{"Accept-Encoding", "gzip"}});
+    EXPECT_EQ(gzip.Header("content-encoding"), "gzip");
+    EXPECT_EQ(gzip.Header("transfer-encoding"), "chunked");
+    EXPECT_LT(gzip.body.size(), expected.size() / 3);
+    EXPECT_EQ(Inflate(gzip.body, true), expected);
+
+    int pages = 0;
+    EXPECT_EQ(AllPages("s1", columns + "&limit=700", &pages), expected);
+    EXPECT_EQ(pages, 5);
+    for (const std::string coding : {"gzip", "deflate"}) {
+      EXPECT_EQ(AllPages("s1", columns + "&limit=700", &pages, coding), expected) << coding;
+      EXPECT_EQ(pages, 5);
+    }
+    if (helpers && std::thread::hardware_concurrency() >= 2) {  // with a core to spare, the helpers' path ran
+      EXPECT_GT(router_->read_helper_tasks(), 0u);
+    }
+  }
 }
 
 }  // namespace

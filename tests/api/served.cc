@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <zlib.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/beast/http.hpp>
@@ -74,6 +75,26 @@ std::optional<std::string> HttpConnection::ReadUntilClosed(std::chrono::millisec
     if (n <= 0) return received;  // EOF or reset
     received.append(buf, static_cast<std::size_t>(n));
   }
+}
+
+std::string Inflate(const std::string& body, bool gzip) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, gzip ? 16 + MAX_WBITS : MAX_WBITS), Z_OK);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
+  z.avail_in = static_cast<uInt>(body.size());
+  std::string out;
+  char chunk[4096];
+  int rc;
+  do {
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof chunk;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(chunk, sizeof chunk - z.avail_out);
+  } while (rc == Z_OK);
+  EXPECT_EQ(rc, Z_STREAM_END) << "does not inflate as " << (gzip ? "gzip" : "deflate");
+  EXPECT_EQ(z.avail_in, 0u);
+  inflateEnd(&z);
+  return out;
 }
 
 HttpResult Get(uint16_t port, const std::string& target, const Headers& headers) {

@@ -67,6 +67,10 @@ HttpResult Post(uint16_t port, const std::string& target, const Headers& headers
 
 std::string UrlEncode(const std::string& text);
 
+// `body` inflated as gzip (`gzip`) or zlib (HTTP's deflate), strictly that format: a test
+// failure when it is not one whole stream of it.
+std::string Inflate(const std::string& body, bool gzip);
+
 storage::Reading MakeReading(const std::string& device_id, const std::string& sort_key,
                              std::vector<storage::Attribute> attributes);
 

@@ -4,7 +4,6 @@
 #include "http/compress.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <memory>
 #include <string>
@@ -17,27 +16,6 @@ namespace {
 
 using http::Coding;
 using http::PreferredCoding;
-
-// `body` inflated as gzip (`gzip`) or zlib (HTTP's deflate), strictly that format.
-std::string Inflate(const std::string& body, bool gzip) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, gzip ? 16 + MAX_WBITS : MAX_WBITS), Z_OK);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
-  z.avail_in = static_cast<uInt>(body.size());
-  std::string out;
-  char chunk[4096];
-  int rc;
-  do {
-    z.next_out = reinterpret_cast<Bytef*>(chunk);
-    z.avail_out = sizeof chunk;
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.append(chunk, sizeof chunk - z.avail_out);
-  } while (rc == Z_OK);
-  EXPECT_EQ(rc, Z_STREAM_END) << "does not inflate as " << (gzip ? "gzip" : "deflate");
-  EXPECT_EQ(z.avail_in, 0u);
-  inflateEnd(&z);
-  return out;
-}
 
 TEST(PreferredCodingTest, HonoursQValuesAndTheWildcard) {
   EXPECT_EQ(PreferredCoding(""), Coding::kIdentity);
