@@ -3,7 +3,9 @@
 // partition() mapping on real traffic; readings published over NATS' MQTT listener (QoS 1,
 // through readingsd-publish) and over NATS itself are stored once each, a bad one refused with
 // the MQTT path's reason and counted; and a node killed with SIGKILL mid-stream has stored every
-// message its consumers had acked, and after a restart stores the rest once.
+// message its consumers had acked, and after a restart stores the rest once; on a cluster of
+// three servers with the stream replicated three ways, two nodes owning the same partitions
+// each store every reading.
 #include <gtest/gtest.h>
 #include <nats/nats.h>
 
@@ -11,6 +13,7 @@
 #include <exception>
 #include <optional>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -256,8 +259,44 @@ TEST_F(NatsTest, EveryAckedMessageIsStoredAcrossAKillNine) {
   }
 
   node_->Start();
-  EXPECT_EQ(node_->WaitForStored(devices, want.size(), std::chrono::seconds(60)), want.size()) << node_->log();
+  // What the killed node had fetched and not acked comes again after the consumer's AckWait
+  // (30 s), and what the server had already sent to its dead fetch requests once more after that.
+  EXPECT_EQ(node_->WaitForStored(devices, want.size(), std::chrono::seconds(180)), want.size()) << node_->log();
   EXPECT_EQ(node_->StoredKeys(devices), want);
+}
+
+
+TEST(NatsClusterTest, TwoNodesOwningThePartitionsOfAThreeServerClusterEachStoreEveryReading) {
+  constexpr int kPartitions = 4;
+  std::vector<std::unique_ptr<NatsServer>> servers;
+  std::string urls;
+  for (auto& member : ClusterMembers(3)) {
+    servers.push_back(std::make_unique<NatsServer>(NatsServerOptions{.partitions = kPartitions, .member = member}));
+    urls += (urls.empty() ? "" : ",") + servers.back()->url();
+  }
+  std::vector<std::unique_ptr<Daemon>> nodes;
+  for (const char* name : {"node1", "node2"}) {
+    // The MQTT broker is never dialled while nats.servers is set.
+    nodes.push_back(std::make_unique<Daemon>(DaemonOptions{
+        .broker_port = 1,
+        .extra_args = {"--nats.servers=" + urls, "--nats.partitions=" + std::to_string(kPartitions),
+                       "--nats.durable_prefix=" + std::string(name), "--nats.stream_replicas=3"}}));
+    nodes.back()->Start();
+  }
+
+  tools::GeneratorOptions generator{.count = 3000, .devices = 30, .batch = 3};
+  NatsClient client(servers[1]->url());  // not necessarily where the stream's leader is
+  client.PublishAll(generator);
+  const Keys want = ExpectedKeys(generator);
+  const std::vector<std::string> devices = DeviceIds(30);
+  for (const auto& node : nodes) {
+    EXPECT_EQ(node->WaitForStored(devices, want.size(), std::chrono::seconds(60)), want.size()) << node->log();
+    EXPECT_EQ(node->StoredKeys(devices), want);
+  }
+  jsStreamInfo* info = nullptr;
+  Check(js_GetStreamInfo(&info, client.js(), "READINGS", nullptr, nullptr), "stream info");
+  EXPECT_EQ(info->Config->Replicas, 3);
+  jsStreamInfo_Destroy(info);
 }
 
 }  // namespace

@@ -27,11 +27,9 @@ NatsServer::NatsServer(NatsServerOptions options)
       dir_("readingsd-nats"),
       config_path_(dir_.File("nats.conf")),
       log_path_(dir_.File("nats.log")) {
-  StartOnFreePorts(options_.mqtt ? 2 : 1, [&](const std::vector<int>& ports) {
-    port_ = ports[0];
-    mqtt_port_ = options_.mqtt ? ports[1] : 0;
+  auto write_and_launch = [&] {
     std::ofstream conf(config_path_, std::ios::trunc);
-    conf << "server_name: test\n"
+    conf << "server_name: " << (options_.member ? options_.member->name : "test") << "\n"
          << "listen: 127.0.0.1:" << port_ << "\n"
          << "jetstream { store_dir: \"" << dir_.File("jetstream") << "\" }\n";
     if (options_.mqtt) conf << "mqtt { listen: 127.0.0.1:" << mqtt_port_ << " }\n";
@@ -39,10 +37,40 @@ NatsServer::NatsServer(NatsServerOptions options)
       conf << "mappings { \"" << options_.prefix << ".*\": \"" << options_.prefix << ".{{partition("
            << options_.partitions << ",1)}}.{{wildcard(1)}}\" }\n";
     }
+    if (options_.member) {
+      conf << "cluster { name: test, listen: 127.0.0.1:" << options_.member->cluster_port << ", routes: [";
+      for (int route : options_.member->routes) conf << " \"nats-route://127.0.0.1:" << route << "\",";
+      conf << " ] }\n";
+    }
     conf.close();
     if (!conf) throw std::runtime_error("cannot write " + config_path_);
     return Launch();
+  };
+  if (options_.member) {
+    port_ = options_.member->port;
+    if (!write_and_launch()) throw std::runtime_error("nats-server: a port of " + options_.member->name + " is taken");
+    return;
+  }
+  StartOnFreePorts(options_.mqtt ? 2 : 1, [&](const std::vector<int>& ports) {
+    port_ = ports[0];
+    mqtt_port_ = options_.mqtt ? ports[1] : 0;
+    return write_and_launch();
   });
+}
+
+std::vector<NatsServerOptions::Member> ClusterMembers(int n) {
+  const std::vector<int> ports = FreeLoopbackPorts(2 * n);
+  std::vector<NatsServerOptions::Member> members(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    auto& member = members[static_cast<std::size_t>(i)];
+    member.name = "n" + std::to_string(i + 1);
+    member.port = ports[static_cast<std::size_t>(2 * i)];
+    member.cluster_port = ports[static_cast<std::size_t>(2 * i + 1)];
+    for (int j = 0; j < n; ++j) {
+      if (j != i) member.routes.push_back(ports[static_cast<std::size_t>(2 * j + 1)]);
+    }
+  }
+  return members;
 }
 
 NatsServer::~NatsServer() = default;

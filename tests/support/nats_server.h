@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
@@ -15,12 +16,25 @@ struct NatsServerOptions {
   int partitions = 0;
   std::string prefix = "readings";
   bool mqtt = false;  // an MQTT listener on mqtt_port() (it stores QoS 1 in JetStream)
+  // A member of a cluster: its client and cluster ports, fixed by the test (every member must
+  // know the others' cluster ports before any starts; see ClusterPorts), and its name.
+  struct Member {
+    std::string name;
+    int port = 0;
+    int cluster_port = 0;
+    std::vector<int> routes;  // the other members' cluster ports
+  };
+  std::optional<Member> member;
 };
+
+// Client and cluster ports for `n` cluster members: FreeLoopbackPorts, two per member.
+std::vector<NatsServerOptions::Member> ClusterMembers(int n);
 
 class NatsServer {
  public:
   // Picks ports, writes the config and starts, with fresh ports while one turns out taken;
-  // throws std::runtime_error on any other failure.
+  // throws std::runtime_error on any other failure. A cluster member starts on its own ports,
+  // once (it returns before the cluster has elected its JetStream leader).
   explicit NatsServer(NatsServerOptions options = {});
   ~NatsServer();  // SIGKILL
 
