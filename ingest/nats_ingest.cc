@@ -235,8 +235,8 @@ class NatsSource : public NatsIngest {
                                             options_.fetch_wait.count(), &error);
       if (s == NATS_TIMEOUT) continue;  // nothing new
       if (s != NATS_OK) {
-        // Bound again from scratch: the consumer or the stream may be gone (bound again, a new
-        // consumer starts at the stream's first message; what is stored already is stored once).
+        // Bind again: the consumer or the stream may be gone. A consumer made anew starts at the
+        // stream's first message, and what is stored already is stored once.
         Fail("fetch on partition " + std::to_string(partition) + ": " + Why(s, error));
         natsMsgList_Destroy(&list);
         natsSubscription_Destroy(sub);
