@@ -55,6 +55,26 @@ struct MqttConfig {
   bool operator==(const MqttConfig&) const = default;
 };
 
+// A second way in, for several readingsd nodes sharing a fleet (docs/cluster.md): readings from
+// a NATS JetStream stream instead of the MQTT broker. Off while servers is empty.
+struct NatsConfig {
+  std::vector<std::string> servers;  // e.g. ["nats://10.0.0.1:4222", "nats://10.0.0.2:4222"]
+  std::string stream = "READINGS";
+  // Devices publish on "<subject_prefix>.<deviceId>" (MQTT "<subject_prefix>/<deviceId>"); the
+  // servers' mapping files them under "<subject_prefix>.<partition>.<deviceId>".
+  std::string subject_prefix = "readings";
+  int partitions = 16;  // P of the servers' partition(P,1) mapping
+  // Entries "N" or "N-M"; [] = every partition.
+  std::vector<std::string> owned_partitions;
+  std::string durable_prefix = "readingsd";  // unique per node
+  int stream_replicas = 1;      // when readingsd creates the stream
+  std::string stream_max_age;   // "" or "0" = keep forever, else <N>s|m|h|d
+  std::chrono::seconds stream_max_age_seconds{0};
+  uint64_t fetch_batch = 1000;  // messages per fetch, written in one WriteBatch
+
+  bool operator==(const NatsConfig&) const = default;
+};
+
 // The plausible readingTs window. A device whose clock was never set stamps its readings 1970
 // or 0000, one whose clock runs ahead stamps them in the future; either would sit in the store
 // where no time-window query finds it.
@@ -141,6 +161,7 @@ storage::IndexSpec IndexSpecOf(const IndexConfig& index);
 struct Config {
   StorageConfig storage;
   MqttConfig mqtt;
+  NatsConfig nats;
   IngestConfig ingest;
   HttpConfig http;
   MetricsConfig metrics;

@@ -9,6 +9,7 @@
 
 #include "base/log_level.h"
 #include "base/text.h"
+#include "cluster/partition.h"
 #include "storage/key.h"
 #include "storage/reading.h"
 
@@ -239,6 +240,30 @@ std::string RegionName(const std::string& name) {
   return ok ? "" : "must be a region name of a-z 0-9 - (e.g. \"eu-central-1\"), got " + Quote(name);
 }
 
+// A NATS subject token (stream and consumer names travel as one): no separator, wildcard or space.
+std::string NatsName(const std::string& name) {
+  if (!name.empty() && name.find_first_of(".*> \t\r\n") == std::string::npos) return "";
+  return "must be a NATS name without '.', '*', '>' or spaces, got " + Quote(name);
+}
+
+// A NATS subject without wildcards ("readings", "acme.readings").
+std::string NatsSubject(const std::string& subject) {
+  if (!subject.empty() && subject.find_first_of("*> \t\r\n") == std::string::npos &&
+      subject.front() != '.' && subject.back() != '.' && subject.find("..") == std::string::npos) {
+    return "";
+  }
+  return "must be a NATS subject without wildcards or spaces, e.g. \"readings\", got " + Quote(subject);
+}
+
+std::string NatsUrls(const List& urls) {
+  for (const std::string& url : urls) {
+    if (url.empty() || url.find_first_of(" \t\r\n,") != std::string::npos) {
+      return "each server must be one URL like \"nats://10.0.0.1:4222\", got " + Quote(url);
+    }
+  }
+  return "";
+}
+
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -295,6 +320,12 @@ const std::vector<Rule>& Rules() {
          return c.mqtt.username.empty() && !c.mqtt.password_file.empty()
                     ? "mqtt.password_file needs mqtt.username (MQTT sends no password without one)"
                     : "";
+       }},
+      {{"nats.owned_partitions", "nats.partitions"},
+       [](const Config& c) -> std::string {
+         std::vector<uint32_t> owned;
+         Status s = cluster::ParsePartitionList(c.nats.owned_partitions, static_cast<uint32_t>(c.nats.partitions), &owned);
+         return s.ok() ? "" : "nats.owned_partitions: " + s.message();
        }},
   };
   return rules;
@@ -364,6 +395,35 @@ const std::vector<Key>& Keys() {
                     "dropped for full queues last rose (readings it had acknowledged to devices "
                     "were lost); 0 = never, the metric and the log still tell",
                     AtLeast(0)),
+
+      READINGSD_KEY(nats, servers,
+                    "NATS server URLs; when set, readings come from the JetStream stream below "
+                    "instead of the MQTT broker (several nodes, docs/cluster.md); [] = MQTT",
+                    NatsUrls),
+      READINGSD_KEY(nats, stream, "the JetStream stream of readings; created when missing", NatsName),
+      READINGSD_KEY(nats, subject_prefix,
+                    "devices publish on <prefix>.<deviceId> (MQTT <prefix>/<deviceId>); the servers' "
+                    "partition() mapping files them under <prefix>.<partition>.<deviceId>",
+                    NatsSubject),
+      READINGSD_KEY(nats, partitions,
+                    "the partition count: the P of the servers' partition(P,1) mapping, the same on "
+                    "every node and server",
+                    Between(1, 65536)),
+      READINGSD_KEY(nats, owned_partitions,
+                    "the partitions this node stores, as \"N\" or \"N-M\" entries, e.g. [\"0-7\"]; "
+                    "[] = all"),
+      READINGSD_KEY(nats, durable_prefix,
+                    "this node's consumer names are <durable_prefix>-p<partition>; unique per node "
+                    "(two nodes with one name would split its readings)",
+                    NatsName),
+      READINGSD_KEY(nats, stream_replicas, "replicas of the stream when readingsd creates it",
+                    Between(1, 5)),
+      READINGSD_KEY(nats, stream_max_age,
+                    "the stream keeps messages this long when readingsd creates it (long enough to "
+                    "rebuild a node): \"30d\", \"12h\"; \"\" or \"0\" keeps them forever",
+                    Duration),
+      READINGSD_KEY(nats, fetch_batch, "most messages fetched, written in one WriteBatch and acked at once",
+                    Between(1, 100000)),
 
       READINGSD_KEY(ingest, min_timestamp,
                     "readings stamped before this ISO-8601 time are refused (timestamp_too_old), "
@@ -593,9 +653,10 @@ Status Finish(Config* config, const Origins& origins, std::string_view fallback)
     std::string_view where = blamed == origins.rend() ? fallback : std::string_view(blamed->where);
     return Status::InvalidArgument(std::string(where) + ": " + problem);
   }
-  // storage.retention and ingest.max_future were checked when they were set.
+  // storage.retention, ingest.max_future and nats.stream_max_age were checked when they were set.
   ParseDuration(config->storage.retention, &config->storage.retention_seconds);
   ParseDuration(config->ingest.max_future, &config->ingest.max_future_seconds);
+  ParseDuration(config->nats.stream_max_age, &config->nats.stream_max_age_seconds);
   return Status::OK();
 }
 

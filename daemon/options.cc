@@ -3,6 +3,7 @@
 #include <chrono>
 #include <utility>
 
+#include "cluster/partition.h"
 #include "storage/key.h"
 
 namespace readingsd::daemon {
@@ -14,6 +15,20 @@ std::string MinSortKey(const config::IngestConfig& window) {
   std::string key;
   if (!window.min_timestamp.empty()) storage::NormalizeTimestamp(window.min_timestamp, &key);
   return key;
+}
+
+// What a message may hold, whichever broker it came through: [mqtt]'s limits and topic
+// pattern, and the readingTs window.
+ingest::PayloadOptions PayloadOptionsFrom(const config::MqttConfig& c, const config::IngestConfig& window) {
+  ingest::PayloadOptions o;
+  o.device_id_topic = c.device_id_topic;
+  o.max_payload_bytes = c.max_payload_bytes;
+  o.max_batch = c.max_batch;
+  o.min_sort_key = MinSortKey(window);
+  o.max_future = window.max_future_seconds;
+  o.timestamp_fields = window.timestamp_fields;
+  o.device_id_fields = window.device_id_fields;
+  return o;
 }
 
 }  // namespace
@@ -35,13 +50,23 @@ ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& c, const config:
   o.reconnect_min = std::chrono::milliseconds(c.reconnect_min_ms);
   o.reconnect_max = std::chrono::milliseconds(c.reconnect_max_ms);
   o.max_batch = c.max_batch;
-  o.payload.device_id_topic = c.device_id_topic;
-  o.payload.max_payload_bytes = c.max_payload_bytes;
-  o.payload.max_batch = c.max_batch;
-  o.payload.min_sort_key = MinSortKey(window);
-  o.payload.max_future = window.max_future_seconds;
-  o.payload.timestamp_fields = window.timestamp_fields;
-  o.payload.device_id_fields = window.device_id_fields;
+  o.payload = PayloadOptionsFrom(c, window);
+  return o;
+}
+ingest::NatsOptions NatsOptionsFrom(const config::Config& c) {
+  ingest::NatsOptions o;
+  o.servers = c.nats.servers;
+  o.stream = c.nats.stream;
+  o.subject_prefix = c.nats.subject_prefix;
+  o.partitions = static_cast<uint32_t>(c.nats.partitions);
+  // Checked when the config was read, so it parses.
+  cluster::ParsePartitionList(c.nats.owned_partitions, o.partitions, &o.owned);
+  o.durable_prefix = c.nats.durable_prefix;
+  o.name = "readingsd " + c.nats.durable_prefix;
+  o.stream_replicas = c.nats.stream_replicas;
+  o.stream_max_age = c.nats.stream_max_age_seconds;
+  o.fetch_batch = c.nats.fetch_batch;
+  o.payload = PayloadOptionsFrom(c.mqtt, c.ingest);
   return o;
 }
 metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {

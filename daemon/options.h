@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "http/server.h"
 #include "ingest/mqtt_ingest.h"
+#include "ingest/nats_ingest.h"
 #include "metrics/hotness.h"
 #include "storage/store.h"
 
@@ -21,6 +22,8 @@ storage::StoreOptions StoreOptionsFrom(const config::Config& config);
 // Without the password, which RunService reads from mqtt.password_file. `window` is the
 // plausible readingTs window.
 ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& config, const config::IngestConfig& window);
+// [nats], with [mqtt]'s payload limits (max_payload_bytes, max_batch) and [ingest]'s window.
+ingest::NatsOptions NatsOptionsFrom(const config::Config& config);
 metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& config);
 // `listen` is config.listen, parsed.
 http::ServerOptions ServerOptionsFrom(const config::HttpConfig& config, const HostPort& listen);

@@ -16,6 +16,7 @@
 #include "daemon/options.h"
 #include "http/server.h"
 #include "ingest/mqtt_ingest.h"
+#include "ingest/nats_ingest.h"
 #include "ingest/write.h"
 #include "metrics/exporter.h"
 #include "storage/index.h"
@@ -125,7 +126,7 @@ void Reload(const config::Config& running, const std::string& config_path, Log* 
 // Pings systemd only while both halves are alive: the ingest loop turned recently and HTTP
 // answers its own /healthz. A wedged daemon is then restarted by the watchdog.
 // `ingest` is null when the daemon only serves.
-void PingWatchdog(const ingest::MqttIngest* ingest, const std::string& http_host, const std::string& http_port,
+void PingWatchdog(const ingest::Source* ingest, const std::string& http_host, const std::string& http_port,
                   const std::string& token, Log* log) {
   bool ingest_alive = !ingest || std::chrono::steady_clock::now() - ingest->LastLoop() < std::chrono::seconds(10);
   HttpGetResult probe;
@@ -277,9 +278,16 @@ api::native::DeleteHook DeleteReadingsHook(storage::Store* store, metrics::Expor
   };
 }
 
-// Starts MQTT ingest into `store`; `hooks` are WriteHooks, to which it adds the broker's state.
+// Starts ingest into `store`: from NATS JetStream when nats.servers is set, else from MQTT.
+// `hooks` are WriteHooks, to which it adds the broker's state.
 Status StartIngest(const config::Config& config, const std::string& password, storage::Store* store,
-                   ingest::IngestHooks hooks, metrics::Exporter* exporter, std::unique_ptr<ingest::MqttIngest>* ingest) {
+                   ingest::IngestHooks hooks, metrics::Exporter* exporter, std::unique_ptr<ingest::Source>* ingest) {
+  if (!config.nats.servers.empty()) {
+    std::unique_ptr<ingest::NatsIngest> nats;
+    Status s = ingest::NatsIngest::Start(NatsOptionsFrom(config), store, hooks, &nats);
+    *ingest = std::move(nats);
+    return s;
+  }
   hooks.on_connection = [exporter, ever_connected = false](bool connected) mutable {
     exporter->mqtt_connected().Set(connected ? 1 : 0);
     if (connected && ever_connected) exporter->mqtt_reconnects().Increment();
@@ -288,7 +296,10 @@ Status StartIngest(const config::Config& config, const std::string& password, st
   hooks.on_broker_dropped = [exporter](uint64_t total) { exporter->SetBrokerDroppedMessages(total); };
   ingest::MqttOptions ingest_options = IngestOptionsFrom(config.mqtt, config.ingest);
   ingest_options.password = password;
-  return ingest::MqttIngest::Start(ingest_options, store, hooks, ingest);
+  std::unique_ptr<ingest::MqttIngest> mqtt;
+  Status s = ingest::MqttIngest::Start(ingest_options, store, hooks, &mqtt);
+  *ingest = std::move(mqtt);
+  return s;
 }
 
 }  // namespace
@@ -353,7 +364,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
                                  st.block_cache_capacity_bytes, st.corruption_errors,
                                  st.wal_syncs};
   });
-  std::unique_ptr<ingest::MqttIngest> ingest;
+  std::unique_ptr<ingest::Source> ingest;
 
   HostPort listen;
   if (!ParseHostPort(config.http.listen, &listen).ok()) {

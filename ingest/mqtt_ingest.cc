@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ingest/pending.h"
+
 namespace readingsd::ingest {
 namespace {
 
@@ -89,10 +91,7 @@ class MosquittoIngest : public MqttIngest {
     thread_.join();
   }
 
-  IngestState State() const override {
-    std::lock_guard lock(state_mu_);
-    return state_;
-  }
+  IngestState State() const override { return state_.Get(); }
 
   std::chrono::steady_clock::time_point LastLoop() const override {
     return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(last_loop_.load()));
@@ -105,8 +104,7 @@ class MosquittoIngest : public MqttIngest {
 
   template <typename F>
   void UpdateState(F&& f) {
-    std::lock_guard lock(state_mu_);
-    f(state_);
+    state_.Update(std::forward<F>(f));
   }
 
   void Beat() { last_loop_ = std::chrono::steady_clock::now().time_since_epoch().count(); }
@@ -240,12 +238,8 @@ class MosquittoIngest : public MqttIngest {
       return;
     }
     ParsePayload(options_.payload, msg.topic, payload, &parsed_);
-    for (auto& r : parsed_.readings) pending_.push_back(std::move(r));
-    for (const auto& rejection : parsed_.rejections) {
-      UpdateState([](IngestState& s) { ++s.messages_rejected; });
-      if (hooks_.on_rejected) hooks_.on_rejected(msg.topic, rejection);
-      DeadLetter(msg.topic, payload, rejection);
-    }
+    pending_.Add(msg.topic, &parsed_);
+    for (const auto& rejection : parsed_.rejections) DeadLetter(msg.topic, payload, rejection);
   }
 
   void HandleBrokerDropped(std::string_view payload) {
@@ -303,11 +297,6 @@ class MosquittoIngest : public MqttIngest {
 
   // --- the loop ---
 
-  bool Connected() const {
-    std::lock_guard lock(state_mu_);
-    return state_.connected;
-  }
-
   void Connect() {
     library_errors_.clear();
     connack_ok_ = false;
@@ -341,57 +330,6 @@ class MosquittoIngest : public MqttIngest {
     auto doubled = std::min(backoff_ * 2, options_.reconnect_max);
     std::uniform_int_distribution<long> jitter(0, doubled.count() / 4);
     backoff_ = std::min(doubled + std::chrono::milliseconds(jitter(rng_)), options_.reconnect_max);
-  }
-
-  // Writes everything read so far. Only when it returns true may acks be flushed.
-  bool WritePending() {
-    if (pending_.empty()) return true;
-    auto start = std::chrono::steady_clock::now();
-    Status s = store_->Write(pending_);
-    if (!s.ok() && s.IsInvalidArgument()) {
-      // Payload validation makes this unreachable; should it happen, write the readings one by
-      // one and drop only the invalid ones instead of blocking the stream on them. Any other
-      // failure stops here with the unwritten rest still pending, so none of it is acked.
-      std::vector<storage::Reading> written, unwritten;
-      s = Status::OK();
-      for (auto& r : pending_) {
-        Status put = s.ok() ? store_->Put(r) : s;
-        if (put.ok()) {
-          written.push_back(std::move(r));
-        } else if (put.IsInvalidArgument()) {
-          Log(LogLevel::kError, "ingest: dropping a reading the store refused: " + put.message());
-        } else {
-          s = put;
-          unwritten.push_back(std::move(r));
-        }
-      }
-      if (!s.ok()) {
-        pending_ = std::move(unwritten);  // the written ones are durable; retry the rest
-      } else {
-        pending_ = std::move(written);
-      }
-    }
-    if (!s.ok()) {
-      bool first = false;
-      UpdateState([&](IngestState& st) {
-        first = !st.store_failing;
-        st.store_failing = true;
-        st.last_error = "store write failed: " + s.message();
-      });
-      if (first) Log(LogLevel::kError, "ingest: " + s.ToString() + "; holding acks and retrying");
-      return false;
-    }
-    auto elapsed = std::chrono::steady_clock::now() - start;
-    bool recovered = false;
-    UpdateState([&](IngestState& st) {
-      recovered = st.store_failing;
-      st.store_failing = false;
-      st.readings_written += pending_.size();
-    });
-    if (recovered) Log(LogLevel::kInfo, "ingest: store writes succeed again");
-    if (hooks_.on_batch_written) hooks_.on_batch_written(pending_, elapsed);
-    pending_.clear();
-    return true;
   }
 
   // Reads whatever the socket has, until max_batch readings are pending or it runs dry.
@@ -438,7 +376,7 @@ class MosquittoIngest : public MqttIngest {
       pollfd p{fd, static_cast<short>(POLLIN | (mosquitto_want_write(mosq_) ? POLLOUT : 0)), 0};
       poll(&p, 1, 100);
       ReadAvailable(fd);
-      if (!WritePending()) {
+      if (!pending_.Write()) {
         // Acks stay queued; the broker keeps the messages. Back off, then try the batch again.
         std::this_thread::sleep_for(retry_write);
         retry_write = std::min(retry_write * 2, options_.reconnect_max);
@@ -455,7 +393,7 @@ class MosquittoIngest : public MqttIngest {
 
   // Stop: whatever was read is written and acked; then a clean DISCONNECT (session kept).
   void Shutdown() {
-    while (!WritePending() && std::chrono::steady_clock::now() < stop_deadline_) {
+    while (!pending_.Write() && std::chrono::steady_clock::now() < stop_deadline_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (!pending_.empty()) {
@@ -502,10 +440,8 @@ class MosquittoIngest : public MqttIngest {
   std::chrono::steady_clock::time_point next_connect_{};
   std::mt19937 rng_;
   ParsedMessage parsed_;
-  std::vector<storage::Reading> pending_;
-
-  mutable std::mutex state_mu_;
-  IngestState state_;
+  SharedState state_;
+  PendingWrites pending_{store_, &hooks_, &state_};
 };
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <span>
 
 #include "base/status.h"
-#include "ingest/mqtt_ingest.h"
+#include "ingest/source.h"
 #include "storage/reading.h"
 #include "storage/store.h"
 

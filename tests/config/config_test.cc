@@ -170,6 +170,16 @@ Config EveryKeyChanged() {
   c.mqtt.reconnect_max_ms = 100;
   c.mqtt.max_batch = 1;
   c.mqtt.broker_drops_unready_seconds = 0;
+  c.nats.servers = {"nats://10.0.0.1:4222", "nats://10.0.0.2:4222"};
+  c.nats.stream = "FLEET";
+  c.nats.subject_prefix = "acme.readings";
+  c.nats.partitions = 64;
+  c.nats.owned_partitions = {"0-15", "32"};
+  c.nats.durable_prefix = "node2";
+  c.nats.stream_replicas = 3;
+  c.nats.stream_max_age = "30d";
+  c.nats.stream_max_age_seconds = std::chrono::hours(24 * 30);
+  c.nats.fetch_batch = 10;
   c.ingest.min_timestamp = "1970-01-01T01:00:00+01:00";
   c.ingest.max_future = "";
   c.ingest.max_future_seconds = std::chrono::seconds(0);
@@ -485,6 +495,10 @@ TEST(CommandLineTest, FlagErrorsNameTheFlag) {
       {{"--mqtt.topics="}, "--mqtt.topics: must list at least one topic filter"},
       {{"--mqtt.topics=a,"}, "--mqtt.topics: a topic filter must not be empty"},
       {{"--log.level=trace"}, "--log.level: must be one of error, warn, info, debug"},
+      {{"--nats.partitions=8", "--nats.owned_partitions=0-3,8"},
+       "--nats.owned_partitions: nats.owned_partitions: partition entry \"8\" must be N or N-M with N <= M < 8"},
+      {{"--nats.durable_prefix=node.1"}, "--nats.durable_prefix: must be a NATS name without '.'"},
+      {{"--nats.subject_prefix=readings.>"}, "--nats.subject_prefix: must be a NATS subject without wildcards"},
       {{"query", "--mqtt.port=0"}, "--mqtt.port: must be 1..65535, got 0"},
       {{"--mqtt.reconnect_max_ms=100"},
        "--mqtt.reconnect_max_ms: mqtt.reconnect_min_ms (500) must not exceed "

@@ -78,3 +78,45 @@ TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {
 
 }  // namespace
 }  // namespace readingsd::daemon
+
+namespace readingsd::daemon {
+namespace {
+
+TEST(OptionsTest, NatsSettingsReachTheSourceWithTheLibraryDefaults) {
+  const ingest::NatsOptions library;
+  ingest::NatsOptions o = NatsOptionsFrom(config::Config{});
+  EXPECT_EQ(o.stream, library.stream);
+  EXPECT_EQ(o.subject_prefix, library.subject_prefix);
+  EXPECT_EQ(o.partitions, library.partitions);
+  EXPECT_EQ(o.durable_prefix, library.durable_prefix);
+  EXPECT_EQ(o.stream_replicas, library.stream_replicas);
+  EXPECT_EQ(o.stream_max_age, library.stream_max_age);
+  EXPECT_EQ(o.fetch_batch, library.fetch_batch);
+  EXPECT_EQ(o.owned.size(), 16u);  // [] = every partition
+
+  config::Config c;
+  c.nats.servers = {"nats://a:4222", "nats://b:4222"};
+  c.nats.stream = "FLEET";
+  c.nats.subject_prefix = "acme.readings";
+  c.nats.partitions = 64;
+  c.nats.owned_partitions = {"32", "0-1"};
+  c.nats.durable_prefix = "node2";
+  c.nats.stream_replicas = 3;
+  c.nats.stream_max_age_seconds = std::chrono::seconds(60);
+  c.nats.fetch_batch = 7;
+  c.mqtt.max_payload_bytes = 99;
+  o = NatsOptionsFrom(c);
+  EXPECT_EQ(o.servers, c.nats.servers);
+  EXPECT_EQ(o.stream, "FLEET");
+  EXPECT_EQ(o.subject_prefix, "acme.readings");
+  EXPECT_EQ(o.partitions, 64u);
+  EXPECT_EQ(o.owned, (std::vector<uint32_t>{0, 1, 32}));
+  EXPECT_EQ(o.durable_prefix, "node2");
+  EXPECT_EQ(o.stream_replicas, 3);
+  EXPECT_EQ(o.stream_max_age, std::chrono::seconds(60));
+  EXPECT_EQ(o.fetch_batch, 7u);
+  EXPECT_EQ(o.payload.max_payload_bytes, 99u);
+}
+
+}  // namespace
+}  // namespace readingsd::daemon
