@@ -386,6 +386,39 @@ TEST(IngestE2E, ABrokerThatForgotTheSessionIsReportedInReadyz) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+// Issue #25 (README, Troubleshooting): two daemons started with one mqtt.client_id take the
+// broker session from each other forever. The log must name another client with that id as the
+// likely cause, and /readyz must answer 503 saying so on every look while it goes on, not only in
+// the moments between a reconnect and the next takeover (it said "broker not connected" then).
+TEST(IngestE2E, TwoDaemonsWithOneClientIdNameTheTwinInTheLogAndInReadyz) {
+  MosquittoBroker broker;
+  Daemon first({.broker_port = broker.port(), .extra_args = {"--mqtt.client_id=twin"}});
+  first.Start();
+  Daemon second({.broker_port = broker.port(), .extra_args = {"--mqtt.client_id=twin"}});
+  second.StartUnready();
+  const std::string cause =
+      "another client with client id 'twin' (e.g. a second readingsd with the same config) is the likely cause";
+  Daemon* named = nullptr;
+  for (int i = 0; i < 300 && !named; ++i) {
+    for (Daemon* daemon : {&first, &second}) {
+      if (!named && daemon->log().find("<3>mqtt: the connection was lost") != std::string::npos &&
+          daemon->log().find(cause) != std::string::npos) {
+        named = daemon;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(named, nullptr) << "first:\n" << first.log() << "second:\n" << second.log();
+  for (int i = 0; i < 20; ++i) {
+    auto [status, body] = Get(named->http_port(), "/readyz");
+    EXPECT_EQ(status, 503) << body;
+    EXPECT_NE(body.find(cause), std::string::npos) << body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(first.Terminate(), 0);
+  EXPECT_EQ(second.Terminate(), 0);
+}
+
 TEST(IngestE2E, ABrokerThatDroppedReadingsIsReportedInReadyz) {
   // Stock mosquitto's queue limit, and $SYS published every second so the test need not wait.
   MosquittoBroker broker({.extra_config = "max_queued_messages 1000\nsys_interval 1\n"});
