@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <random>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "query/query.h"
 #include "tests/daemon/daemon_harness.h"
@@ -531,6 +533,16 @@ TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
                                            "--limit", "4", "--all", "--json"});
   ASSERT_EQ(all_status, 0) << pages;
   EXPECT_EQ(std::count(pages.begin(), pages.end(), '\n'), 3) << pages;  // 10 items in pages of 4
+  // Each page is one line of JSON (docs/native-api.md): the items, and a cursor but on the last.
+  std::istringstream lines(pages);
+  std::vector<std::size_t> page_items;
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json page = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(page.is_object()) << line;
+    page_items.push_back(page["items"].size());
+    EXPECT_EQ(page.contains("nextCursor"), page_items.size() < 3) << line;
+  }
+  EXPECT_EQ(page_items, (std::vector<std::size_t>{4, 4, 2})) << pages;
   // Dates are bounds too, meaning their first instant (README's example, issue #25).
   auto [date_status, midnight] =
       RunReadingsd({listen, "query", "--device", "dev00002", "--latest", "100", "--to", "2026-06-23"});
