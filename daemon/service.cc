@@ -26,9 +26,9 @@
 namespace readingsd::daemon {
 namespace {
 
-// /readyz: ready while the store takes writes, the broker has acknowledged our subscriptions
-// and its count of dropped messages has not risen for `drops_unready` (0 = drops never make it
-// unready). Drops are readings the broker acknowledged to devices and then lost: unlike a slow
+// /readyz: ready while the store takes writes, the broker has acknowledged our subscriptions,
+// no other client took our session in the last minute, and the broker's count of dropped
+// messages has not risen for `drops_unready` (0 = drops never make it unready). Drops are readings the broker acknowledged to devices and then lost: unlike a slow
 // consumer, nothing downstream can see them, so they must make an alert fire. The first count
 // seen only warns: readingsd cannot tell when those drops were.
 bool Readiness(const ingest::IngestState& st, std::chrono::seconds drops_unready, std::string* detail) {
@@ -41,13 +41,15 @@ bool Readiness(const ingest::IngestState& st, std::chrono::seconds drops_unready
   bool ready = false;
   if (st.store_failing) {
     *detail = st.last_error;
+  } else if (!st.client_id_conflict.empty() &&
+             std::chrono::steady_clock::now() - st.client_id_conflict_at < std::chrono::seconds(60)) {
+    // Before the connection state: a twin keeps us disconnected most of the time, and "broker
+    // not connected: connection lost" alone does not say why.
+    *detail = st.client_id_conflict;
   } else if (!st.connected) {
     *detail = "broker not connected: " + st.last_error;
   } else if (!st.subscribed) {
     *detail = "broker connected, subscribing";
-  } else if (!st.client_id_conflict.empty() &&
-             std::chrono::steady_clock::now() - st.client_id_conflict_at < std::chrono::seconds(60)) {
-    *detail = st.client_id_conflict;
   } else if (dropping) {
     *detail = "the broker is dropping messages for full queues: it dropped " + std::to_string(st.broker_dropped) +
               " since it started, some within the last " + std::to_string(drops_unready.count()) +

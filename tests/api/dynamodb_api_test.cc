@@ -531,6 +531,29 @@ TEST_F(DynamoDbApiTest, QueryAsDynamoDbAnswersIt) {
             std::string::npos);
 }
 
+// Issue #25: a date is a bound in the native API and the CLI, meaning its first instant. Here it
+// stays what DynamoDB makes of it, a string compared with the stored sort keys: "2026-06-24" sorts
+// before every key of that day, so BETWEEN two dates holds the first day whole and none of the
+// second, and the instant 2026-06-24T00:00:00Z (which `to=2026-06-24` includes) is outside.
+TEST_F(DynamoDbApiTest, ADateIsAStringBoundAsInDynamoDb) {
+  EXPECT_EQ(Call("Query", Between("a1", "2026-06-23", "2026-06-24")).Json()["Count"], kA1Count);
+  EXPECT_EQ(Call("Query", Between("b2", "2026-06-23", "2026-06-24")).Json()["Count"], 0);
+  EXPECT_EQ(Call("Query", Between("b2", "2026-06-24", "2026-06-25")).Json()["Count"], 1);
+  const json year_end = Call("Query", Between("edge", "2026-12-31", "2027-01-01")).Json();
+  ASSERT_EQ(year_end["Count"], 1) << year_end;
+  EXPECT_EQ(year_end["Items"][0]["readingTs"]["S"], "2026-12-31T23:59:59.999999999Z");
+  json compare = {{"TableName", "readings"},
+                  {"KeyConditionExpression", "deviceId = :d AND readingTs >= :t"},
+                  {"ExpressionAttributeValues", {{":d", {{"S", "edge"}}}, {":t", {{"S", "2027-01-01"}}}}}};
+  EXPECT_EQ(Call("Query", compare).Json()["Count"], 2);
+  compare["KeyConditionExpression"] = "deviceId = :d AND readingTs <= :t";
+  EXPECT_EQ(Call("Query", compare).Json()["Count"], 1);
+  compare["KeyConditionExpression"] = "deviceId = :d AND readingTs = :t";
+  EXPECT_EQ(Call("Query", compare).Json()["Count"], 0);  // not the instant 2027-01-01T00:00:00Z
+  compare["KeyConditionExpression"] = "deviceId = :d AND begins_with(readingTs, :t)";
+  EXPECT_EQ(Call("Query", compare).Json()["Count"], 2);
+}
+
 TEST_F(DynamoDbApiTest, BatchGetItem) {
   auto key = [](const std::string& device, const std::string& ts) {
     return json{{"deviceId", {{"S", device}}}, {"readingTs", {{"S", ts}}}};

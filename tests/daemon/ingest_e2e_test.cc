@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <random>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "query/query.h"
 #include "tests/daemon/daemon_harness.h"
@@ -386,6 +388,39 @@ TEST(IngestE2E, ABrokerThatForgotTheSessionIsReportedInReadyz) {
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
+// Issue #25 (README, Troubleshooting): two daemons started with one mqtt.client_id take the
+// broker session from each other forever. The log must name another client with that id as the
+// likely cause, and /readyz must answer 503 saying so on every look while it goes on, not only in
+// the moments between a reconnect and the next takeover (it said "broker not connected" then).
+TEST(IngestE2E, TwoDaemonsWithOneClientIdNameTheTwinInTheLogAndInReadyz) {
+  MosquittoBroker broker;
+  Daemon first({.broker_port = broker.port(), .extra_args = {"--mqtt.client_id=twin"}});
+  first.Start();
+  Daemon second({.broker_port = broker.port(), .extra_args = {"--mqtt.client_id=twin"}});
+  second.StartUnready();
+  const std::string cause =
+      "another client with client id 'twin' (e.g. a second readingsd with the same config) is the likely cause";
+  Daemon* named = nullptr;
+  for (int i = 0; i < 300 && !named; ++i) {
+    for (Daemon* daemon : {&first, &second}) {
+      if (!named && daemon->log().find("<3>mqtt: the connection was lost") != std::string::npos &&
+          daemon->log().find(cause) != std::string::npos) {
+        named = daemon;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(named, nullptr) << "first:\n" << first.log() << "second:\n" << second.log();
+  for (int i = 0; i < 20; ++i) {
+    auto [status, body] = Get(named->http_port(), "/readyz");
+    EXPECT_EQ(status, 503) << body;
+    EXPECT_NE(body.find(cause), std::string::npos) << body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(first.Terminate(), 0);
+  EXPECT_EQ(second.Terminate(), 0);
+}
+
 TEST(IngestE2E, ABrokerThatDroppedReadingsIsReportedInReadyz) {
   // Stock mosquitto's queue limit, and $SYS published every second so the test need not wait.
   MosquittoBroker broker({.extra_config = "max_queued_messages 1000\nsys_interval 1\n"});
@@ -498,6 +533,16 @@ TEST(IngestE2E, QueryCommandPrintsWhatTheDaemonStored) {
                                            "--limit", "4", "--all", "--json"});
   ASSERT_EQ(all_status, 0) << pages;
   EXPECT_EQ(std::count(pages.begin(), pages.end(), '\n'), 3) << pages;  // 10 items in pages of 4
+  // Each page is one line of JSON (docs/native-api.md): the items, and a cursor but on the last.
+  std::istringstream lines(pages);
+  std::vector<std::size_t> page_items;
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json page = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(page.is_object()) << line;
+    page_items.push_back(page["items"].size());
+    EXPECT_EQ(page.contains("nextCursor"), page_items.size() < 3) << line;
+  }
+  EXPECT_EQ(page_items, (std::vector<std::size_t>{4, 4, 2})) << pages;
   // Dates are bounds too, meaning their first instant (README's example, issue #25).
   auto [date_status, midnight] =
       RunReadingsd({listen, "query", "--device", "dev00002", "--latest", "100", "--to", "2026-06-23"});

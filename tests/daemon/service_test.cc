@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
@@ -323,6 +324,77 @@ TEST(Service, ServeAnswersFromABackupReadOnlyWithIngestOff) {
   // What was published meanwhile waited for the ingesting daemon, which gets all of it.
   daemon.Start();
   EXPECT_EQ(daemon.WaitForStored(DeviceIds(3), 600, std::chrono::seconds(30)), 600u);
+  EXPECT_EQ(daemon.Terminate(), 0);
+}
+
+// The store's table files (*.sst) now in `dir`.
+std::set<std::string> TableFiles(const std::string& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".sst") names.insert(entry.path().filename());
+  }
+  return names;
+}
+
+// Issue #25 (README, Back up and verify): `serve` pointed at the live store beside the daemon.
+// RocksDB allows read-only instances beside its one writer; each is a view of the store as it was
+// when it opened, with every table file held open, so the writer may flush, compact and delete
+// files under it. Here the daemon restarts (each start flushes its log into a new table file)
+// until compaction has deleted a file serve opened: serve goes on answering what it saw, the
+// daemon goes on storing everything, and serve started again sees it all.
+TEST(Service, ServeBesideTheRunningDaemonAnswersWhileTheDaemonGoesOnStoring) {
+  MosquittoBroker broker;
+  Daemon daemon({.broker_port = broker.port()});
+  daemon.Start();
+  auto generator = tools::GeneratorOptions{.count = 300, .devices = 3};
+  ReadingMap published = PublishedReadings(generator);
+  ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = generator}).exit_code, 0);
+  ASSERT_EQ(daemon.WaitForStored(DeviceIds(3), 300, std::chrono::seconds(30)), 300u);
+  ASSERT_EQ(daemon.Terminate(), 0);
+  daemon.Start();  // its log is now a table file, which serve opens
+  const std::string path = "/v1/devices/" + DeviceIds(3)[0] + "/readings?limit=1000";
+
+  Daemon served({.broker_port = broker.port(), .extra_args = {"--storage.data_dir=" + daemon.data_dir(), "serve"}});
+  served.Start();
+  auto [ready_status, ready] = Get(served.http_port(), "/readyz");
+  EXPECT_EQ(ready_status, 200);
+  EXPECT_NE(ready.find("read-only"), std::string::npos) << ready;
+  const auto [status, seen] = Get(served.http_port(), path);
+  ASSERT_EQ(status, 200) << seen;
+  EXPECT_NE(seen.find("\"count\":100,"), std::string::npos) << seen.substr(0, 300);
+  const std::set<std::string> opened = TableFiles(daemon.data_dir());
+  ASSERT_FALSE(opened.empty());
+
+  bool compacted = false;
+  for (int round = 1; round <= 8 && !compacted; ++round) {
+    generator.start_ms += 3'600'000;  // an hour later: 300 new readings
+    published.merge(PublishedReadings(generator));
+    ASSERT_EQ(RunPublisher({.port = broker.port(), .generator = generator}).exit_code, 0);
+    ASSERT_EQ(daemon.WaitForStored(DeviceIds(3), published.size(), std::chrono::seconds(30)), published.size());
+    ASSERT_EQ(daemon.Terminate(), 0);
+    daemon.Start();
+    for (int i = 0; i < 50 && !compacted; ++i) {  // compaction runs in the background
+      const std::set<std::string> now = TableFiles(daemon.data_dir());
+      compacted = std::any_of(opened.begin(), opened.end(), [&](const std::string& f) { return !now.count(f); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(Get(served.http_port(), path), std::make_pair(200, seen)) << "round " << round;
+    const std::string stored = Get(daemon.http_port(), path).second;
+    EXPECT_NE(stored.find("\"count\":" + std::to_string(100 * (round + 1)) + ","), std::string::npos)
+        << "round " << round << ": " << stored.substr(0, 300);
+  }
+  EXPECT_TRUE(compacted) << "no table file serve opened was ever deleted: the test did not test that";
+  EXPECT_EQ(Get(served.http_port(), path), std::make_pair(200, seen));
+  EXPECT_EQ(served.Terminate(), 0);
+  EXPECT_EQ(served.log().find("mqtt:"), std::string::npos) << served.log();
+  EXPECT_EQ(Difference(daemon.StoredReadings(DeviceIds(3)), published), "");
+
+  served.Start();  // a new view: everything the daemon stored
+  const auto [again_status, again] = Get(served.http_port(), path);
+  EXPECT_EQ(again_status, 200);
+  EXPECT_NE(again.find("\"count\":" + std::to_string(published.size() / 3) + ","), std::string::npos)
+      << again.substr(0, 300);
+  EXPECT_EQ(served.Terminate(), 0);
   EXPECT_EQ(daemon.Terminate(), 0);
 }
 
