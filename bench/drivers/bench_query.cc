@@ -10,6 +10,8 @@
 //           [--mode between|latest] [--n 10] [--warmup 1] (untimed passes over the whole list first)
 //           [--clients 1] (that many connections, each with its own thread, share the list)
 //           [--latencies FILE] (every timed request's latency in µs, one per line, in order)
+//           [--encoding gzip] (http: Accept-Encoding: gzip; bytes are then the compressed bytes received,
+//           and each body is inflated after the run, outside the clock, for the check)
 //
 // FILE for pg/raw/engine is bench_gen's workload ("<device> <from_iso> <to_iso> ..."). pg runs
 // one prepared statement (SELECT ... WHERE device_id=$1 AND ts BETWEEN $2 AND $3, or ORDER BY
@@ -18,7 +20,7 @@
 // key and value, no decoding. engine adds readingsd's query layer (query::Query: key condition,
 // reading each value), i.e. everything the HTTP API does except HTTP and JSON.
 // F (the HTTP answer's format): readingsd | readingsd-fields (attributes=temperature,humidity) |
-// victoriametrics (/api/v1/export JSON lines) | influxdb (/query JSON).
+// readingsd-columns (format=columns, all attributes) | victoriametrics (/api/v1/export JSON lines) | influxdb (/query JSON).
 //
 // A latency is measured from sending the request to having read the whole response body; nothing
 // else is inside the clock. The check: every answer must hold exactly the expected number of
@@ -56,6 +58,7 @@
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "bench/drivers/common.h"
 #include "query/query.h"
@@ -220,7 +223,8 @@ std::vector<std::size_t> SamplePositions(std::size_t count) {
 struct Framing {
   int status = 0;
   bool close_after = false;
-  std::size_t body_bytes = 0;
+  bool gzip = false;            // Content-Encoding: gzip
+  std::size_t body_bytes = 0;  // as sent: compressed when gzip
   std::size_t end = 0;  // where the response ends in its buffer
 };
 
@@ -261,6 +265,7 @@ bool ParseResponse(std::string& buf, Fill&& fill, Framing* f, std::string* body)
     if (line.starts_with("content-length:")) length = std::stoull(line.substr(15));
     if (line.starts_with("transfer-encoding:") && line.find("chunked") != std::string::npos) chunked = true;
     if (line.starts_with("connection:") && line.find("close") != std::string::npos) f->close_after = true;
+    if (line.starts_with("content-encoding:") && line.find("gzip") != std::string::npos) f->gzip = true;
   }
   if (chunked) {
     for (;;) {
@@ -290,9 +295,28 @@ bool ParseResponse(std::string& buf, Fill&& fill, Framing* f, std::string* body)
   return true;
 }
 
+// A gzip body inflated whole (after the run, outside the clock).
+bool Gunzip(const std::string& in, std::string* out) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return false;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  char chunk[65536];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof(chunk);
+    rc = inflate(&z, Z_NO_FLUSH);
+    out->append(chunk, sizeof(chunk) - z.avail_out);
+  }
+  inflateEnd(&z);
+  return rc == Z_STREAM_END && z.avail_in == 0;
+}
+
 class HttpClient {
  public:
-  HttpClient(std::string host, int port) : host_(std::move(host)), port_(port) {}
+  // `gzip`: every request says Accept-Encoding: gzip.
+  HttpClient(std::string host, int port, bool gzip) : host_(std::move(host)), port_(port), gzip_(gzip) {}
   ~HttpClient() { Close(); }
 
   // GET `path`; the whole response, as received, is left in *raw. False when the connection
@@ -303,7 +327,8 @@ class HttpClient {
       raw->assign(carry_);
       carry_.clear();
       *f = Framing{};
-      std::string req = "GET " + path + " HTTP/1.1\r\nHost: " + host_ + "\r\nConnection: keep-alive\r\n\r\n";
+      std::string req = "GET " + path + " HTTP/1.1\r\nHost: " + host_ + "\r\nConnection: keep-alive\r\n" +
+                        (gzip_ ? "Accept-Encoding: gzip\r\n\r\n" : "\r\n");
       if (!SendAll(req)) {
         Close();
         continue;  // the server closed an idle connection: reconnect once
@@ -363,6 +388,7 @@ class HttpClient {
 
   std::string host_;
   int port_;
+  bool gzip_;
   int fd_ = -1;
   std::string carry_;
 };
@@ -419,6 +445,37 @@ void ParseReadingsd(const std::string& body, Answer* a) {
     }
     a->items.emplace_back(p, std::move(item));
   }
+}
+
+// readingsd's format=columns page {"deviceId":…,"readingTs":[…],"columns":{"temperature":[…],…},
+// "count":N,…}: a column as long as readingTs, null where a reading lacks the attribute.
+void ParseReadingsdColumns(const std::string& body, Answer* a) {
+  const auto page = nlohmann::json::parse(body);
+  const auto& ts = page.at("readingTs");
+  a->count = ts.size();
+  if (page.at("count").get<std::size_t>() != ts.size()) {
+    a->error = "\"count\" " + page.at("count").dump() + " but " + std::to_string(ts.size()) + " readingTs";
+    return;
+  }
+  std::vector<Item> items(ts.size());
+  for (std::size_t p = 0; p < ts.size(); ++p) {
+    items[p].device = page.at("deviceId").get<std::string>();
+    items[p].sort_key = ts[p].get<std::string>();
+  }
+  for (const auto& [name, column] : page.at("columns").items()) {
+    if (column.size() != ts.size()) {
+      a->error = "column " + name + " has " + std::to_string(column.size()) + " values for " +
+                 std::to_string(ts.size()) + " readingTs";
+      return;
+    }
+    for (std::size_t p = 0; p < ts.size(); ++p) {
+      if (!column[p].is_null() && !SetAttribute(name, column[p], &items[p])) {
+        a->error = "an unexpected column " + name;
+        return;
+      }
+    }
+  }
+  for (std::size_t p = 0; p < items.size(); ++p) a->items.emplace_back(p, std::move(items[p]));
 }
 
 // VictoriaMetrics' /api/v1/export: one JSON line per series, here temperature and humidity.
@@ -508,8 +565,9 @@ class Connection {
 
 class HttpConnection final : public Connection {
  public:
-  HttpConnection(const std::string& host, int port, const std::vector<std::string>& paths, std::string format)
-      : client_(host, port), paths_(paths), format_(std::move(format)), raw_(paths.size()), framing_(paths.size()) {}
+  HttpConnection(const std::string& host, int port, bool gzip, const std::vector<std::string>& paths,
+                 std::string format)
+      : client_(host, port, gzip), paths_(paths), format_(std::move(format)), raw_(paths.size()), framing_(paths.size()) {}
 
   bool Send(std::size_t i) override {
     return client_.Get(paths_[i], &raw_[i], &framing_[i]) && framing_[i].status == 200;
@@ -529,11 +587,21 @@ class HttpConnection final : public Connection {
       a->error = "the kept response does not parse";
       return;
     }
+    if (f.gzip) {
+      std::string inflated;
+      if (!Gunzip(body, &inflated)) {
+        a->error = "the gzip body does not inflate";
+        return;
+      }
+      body.swap(inflated);
+    }
     try {
       if (format_ == "victoriametrics") {
         ParseVictoriaMetrics(body, a);
       } else if (format_ == "influxdb") {
         ParseInflux(body, a);
+      } else if (format_ == "readingsd-columns") {
+        ParseReadingsdColumns(body, a);
       } else {
         ParseReadingsd(body, a);
       }
@@ -818,13 +886,18 @@ int main(int argc, char** argv) {
       const std::string host = f.Str("host", "127.0.0.1");
       const int port = static_cast<int>(f.Int("port", 80));
       const std::string format = f.Str("format");
-      if (format != "readingsd" && format != "readingsd-fields" && format != "victoriametrics" && format != "influxdb") {
-        throw std::runtime_error("--format must be readingsd, readingsd-fields, victoriametrics or influxdb");
+      if (format != "readingsd" && format != "readingsd-fields" && format != "readingsd-columns" &&
+          format != "victoriametrics" && format != "influxdb") {
+        throw std::runtime_error(
+            "--format must be readingsd, readingsd-fields, readingsd-columns, victoriametrics or influxdb");
       }
+      const std::string encoding = f.Str("encoding", "identity");
+      if (encoding != "identity" && encoding != "gzip") throw std::runtime_error("--encoding must be identity or gzip");
+      const bool gzip = encoding == "gzip";
       // VictoriaMetrics has no "newest n": its latest is the export of their range, oldest first.
       const Shape shape{latest && format != "victoriametrics", format != "readingsd-fields" && format != "victoriametrics"};
       return Run("http-" + mode, expected, shape, warmup, clients, latencies,
-                 [&] { return std::make_unique<HttpConnection>(host, port, paths, format); });
+                 [&] { return std::make_unique<HttpConnection>(host, port, gzip, paths, format); });
     }
 
     const auto work = Workload(f.Str("workload"));

@@ -3,8 +3,9 @@
 
   paths.py SYSTEM KIND WORKLOAD [N]    print one request path per workload line
 
-SYSTEM: readingsd | readingsd-fields | victoriametrics | influxdb; KIND: between | latest.
-readingsd-fields asks readingsd for the two attributes VictoriaMetrics holds (attributes=).
+SYSTEM: readingsd | readingsd-fields | readingsd-columns | victoriametrics | influxdb; KIND: between | latest.
+readingsd-fields asks readingsd for the two attributes VictoriaMetrics holds (attributes=);
+readingsd-columns for every attribute, the page transposed (format=columns).
 WORKLOAD lines are bench_gen's "<device> <from_iso> <to_iso> <from_ms> <to_ms>" (inclusive).
 """
 import sys
@@ -20,6 +21,8 @@ def path(system, kind, line, n):
     device, from_iso, to_iso, from_ms, to_ms = line.split()
     if system == "readingsd-fields":
         return path("readingsd", kind, line, n) + "&attributes=" + ",".join(FIELDS)
+    if system == "readingsd-columns":
+        return path("readingsd", kind, line, n) + "&format=columns"
     if system == "readingsd":
         if kind == "latest":
             return f"/v1/devices/{device}/latest?n={n}"
