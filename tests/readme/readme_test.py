@@ -48,11 +48,14 @@ NOT_RUN = {
     "su -c ./scripts/setup": "./scripts/setup (which .ci/run runs) through su: asks for the root password",
     "systemd-analyze verify": "names the check that scripts/check-unit makes (on the unit with installed paths)",
     "readingsd repair": "needs a damaged store; tests/daemon/damaged_store_test.cc runs it",
+    "nats-server -c nats.conf": "a server on the fixed ports 4222 and 1883; tests/daemon/nats_test.cc starts "
+                                "nats-server with this config on free ports",
 }
 # Fenced block languages that hold no commands, and what they hold. ```sh blocks are run,
 # ```toml blocks parsed (the [[index]] one configures the index daemon); any other fails.
 NOT_COMMANDS = {
     "json": "an example of output or of a payload",
+    "conf": "a nats-server configuration file",
 }
 # Commands that run until stopped: started, sent `probe` (a command), and stopped once they
 # print what matches the regex (within 15 s).
