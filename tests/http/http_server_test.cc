@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -168,6 +169,30 @@ TEST_F(HttpServerTest, BusyPollingOrNotServesTimesOutAndStops) {
     EXPECT_LT(std::chrono::steady_clock::now() - stop, 20s);
     EXPECT_TRUE(second.ClosedWithin(2s));
   }
+}
+
+// The process's CPU time so far (every thread's).
+std::chrono::nanoseconds ProcessCpu() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec);
+}
+
+// Requests that come further apart than busy_poll make every spin time out: a thread that kept
+// spinning would burn busy_poll of CPU per request (60 x 5 ms here), one that stops after two
+// misses spins once every 16 idle spells. CPU time, not wall time: a loaded machine only
+// lowers it.
+TEST_F(HttpServerTest, AThreadWhoseSpinsFindNothingStopsSpinning) {
+  ServeOptions options;
+  options.server.busy_poll = 5ms;
+  StartServer(options);
+  HttpConnection connection(port());
+  const auto before = ProcessCpu();
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_EQ(connection.Get("/healthz").status, 200);
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_LT(ProcessCpu() - before, 100ms);
 }
 
 TEST_F(HttpServerTest, StartReportsBadOptionsAndBusyPorts) {
