@@ -553,7 +553,9 @@ class ColumnsWriter final : public ItemSink {
   };
 
   Column& ColumnOf(std::string_view name) {
-    // Items mostly hold the same attributes in the same order: try the column after the last.
+    // Items mostly hold the same attributes in the same order: try the column after the last,
+    // and after the last column the first (the next item's first attribute).
+    if (next_ == columns_.size()) next_ = 0;
     if (next_ < columns_.size() && columns_[next_].name == name) return columns_[next_++];
     auto it = index_.find(name);
     if (it == index_.end()) {
