@@ -71,6 +71,10 @@ struct NatsConfig {
   std::string stream_max_age;   // "" or "0" = keep forever, else <N>s|m|h|d
   std::chrono::seconds stream_max_age_seconds{0};
   uint64_t fetch_batch = 1000;  // messages per fetch, written in one WriteBatch
+  // How long JetStream waits for the ack of a fetched message before it delivers it again: what
+  // a node restarted after a crash waits for the batch it had fetched and not acked.
+  int ack_wait_seconds = 30;
+  std::string dead_letter_subject;  // "" = rejections are logged and counted only
 
   bool operator==(const NatsConfig&) const = default;
 };

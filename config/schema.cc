@@ -255,6 +255,10 @@ std::string NatsSubject(const std::string& subject) {
   return "must be a NATS subject without wildcards or spaces, e.g. \"readings\", got " + Quote(subject);
 }
 
+std::string OptionalNatsSubject(const std::string& subject) {
+  return subject.empty() ? "" : NatsSubject(subject);
+}
+
 std::string NatsUrls(const List& urls) {
   for (const std::string& url : urls) {
     if (url.empty() || url.find_first_of(" \t\r\n,") != std::string::npos) {
@@ -424,6 +428,15 @@ const std::vector<Key>& Keys() {
                     Duration),
       READINGSD_KEY(nats, fetch_batch, "most messages fetched, written in one WriteBatch and acked at once",
                     Between(1, 100000)),
+      READINGSD_KEY(nats, ack_wait_seconds,
+                    "seconds JetStream waits for a fetched message's ack before it delivers it again "
+                    "(what a node restarted after a crash waits for its unacked batch); set on the "
+                    "node's consumers, existing ones included",
+                    Between(1, 86400)),
+      READINGSD_KEY(nats, dead_letter_subject,
+                    "NATS subject each rejected reading is published to, as mqtt.dead_letter_topic's "
+                    "envelope; \"\" = log and count only",
+                    OptionalNatsSubject),
 
       READINGSD_KEY(ingest, min_timestamp,
                     "readings stamped before this ISO-8601 time are refused (timestamp_too_old), "

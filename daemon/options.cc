@@ -66,6 +66,8 @@ ingest::NatsOptions NatsOptionsFrom(const config::Config& c) {
   o.stream_replicas = c.nats.stream_replicas;
   o.stream_max_age = c.nats.stream_max_age_seconds;
   o.fetch_batch = c.nats.fetch_batch;
+  o.ack_wait = std::chrono::seconds(c.nats.ack_wait_seconds);
+  o.dead_letter_subject = c.nats.dead_letter_subject;
   o.payload = PayloadOptionsFrom(c.mqtt, c.ingest);
   return o;
 }

@@ -285,6 +285,7 @@ api::native::DeleteHook DeleteReadingsHook(storage::Store* store, metrics::Expor
 Status StartIngest(const config::Config& config, const std::string& password, storage::Store* store,
                    ingest::IngestHooks hooks, metrics::Exporter* exporter, std::unique_ptr<ingest::Source>* ingest) {
   if (!config.nats.servers.empty()) {
+    hooks.on_connection = [exporter](bool connected) { exporter->nats_connected().Set(connected ? 1 : 0); };
     std::unique_ptr<ingest::NatsIngest> nats;
     Status s = ingest::NatsIngest::Start(NatsOptionsFrom(config), store, hooks, &nats);
     *ingest = std::move(nats);

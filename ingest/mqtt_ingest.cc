@@ -13,8 +13,8 @@
 #include <random>
 #include <thread>
 
-#include <nlohmann/json.hpp>
 
+#include "ingest/dead_letter.h"
 #include "ingest/pending.h"
 
 namespace readingsd::ingest {
@@ -31,10 +31,6 @@ constexpr uint32_t kSessionNeverExpires = 0xFFFFFFFF;
 // client's queue was full. It is not per client, but it is the only sign a subscriber gets that
 // readings were lost before they ever reached it.
 constexpr const char* kBrokerDroppedTopic = "$SYS/broker/publish/messages/dropped";
-
-// Of a payload refused whole (oversize, malformed, ...), the dead-letter envelope carries this
-// much: enough to recognise the sender and the format.
-constexpr std::size_t kDeadLetterHeadBytes = 1024;
 
 class MosquittoIngest : public MqttIngest {
  public:
@@ -269,28 +265,10 @@ class MosquittoIngest : public MqttIngest {
   }
 
   // What was rejected, with why, goes to the dead-letter topic (queued like the PUBACKs, so it
-  // leaves with them): a refused reading alone, with its index in the batch, so the readings
-  // stored beside it do not come back; a payload refused whole as its first
-  // kDeadLetterHeadBytes and its size, so a 2 MB payload does not travel twice.
+  // leaves with them).
   void DeadLetter(std::string_view topic, std::string_view payload, const Rejection& rejection) {
     if (options_.dead_letter_topic.empty()) return;
-    nlohmann::json envelope = {{"reason", ReasonName(rejection.reason)},
-                               {"message", rejection.message},
-                               {"topic", topic}};
-    if (!rejection.device_id.empty()) envelope["device"] = rejection.device_id;
-    if (rejection.reading.empty()) {
-      envelope["payload"] = payload.substr(0, kDeadLetterHeadBytes);
-      envelope["payloadBytes"] = payload.size();
-      envelope["truncated"] = payload.size() > kDeadLetterHeadBytes;
-    } else {
-      envelope["index"] = rejection.index;
-    }
-    std::string body = envelope.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    if (!rejection.reading.empty()) {
-      // The reading is JSON that parsed: in as it is, not as a string of JSON.
-      body.pop_back();
-      body.append(",\"reading\":").append(rejection.reading).push_back('}');
-    }
+    const std::string body = DeadLetterBody(topic, payload, rejection);
     mosquitto_publish_v5(mosq_, nullptr, options_.dead_letter_topic.c_str(), static_cast<int>(body.size()),
                          body.data(), 1, false, nullptr);
   }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cluster/partition.h"
+#include "ingest/dead_letter.h"
 #include "ingest/pending.h"
 
 namespace readingsd::ingest {
@@ -166,8 +167,10 @@ class NatsSource : public NatsIngest {
     sub_options.Config.DeliverPolicy = js_DeliverAll;
     // Room for one fetched batch while the acks of the one before are on their way.
     sub_options.Config.MaxAckPending = static_cast<int64_t>(2 * options_.fetch_batch);
-    natsSubscription* sub = nullptr;
+    sub_options.Config.AckWait = std::chrono::nanoseconds(options_.ack_wait).count();
     jsErrCode error = static_cast<jsErrCode>(0);
+    if (!KeepAckWait(durable, &error)) return nullptr;
+    natsSubscription* sub = nullptr;
     if (natsStatus s = js_PullSubscribe(&sub, js_, filter.c_str(), durable.c_str(), nullptr, &sub_options, &error);
         s != NATS_OK) {
       Fail("cannot bind consumer " + durable + " on " + filter + ": " + Why(s, error));
@@ -176,6 +179,48 @@ class NatsSource : public NatsIngest {
     Log(LogLevel::kInfo, "nats: consuming partition " + std::to_string(partition) + " as " + durable);
     if (++bound_ == options_.owned.size()) state_.Update([](IngestState& s) { s.subscribed = true; });
     return sub;
+  }
+
+  // A consumer made by an earlier start keeps the AckWait it was made with, and the client
+  // refuses to bind to one whose config differs from the asked one: set it first. False (and
+  // failed) when the consumer exists and cannot be updated.
+  bool KeepAckWait(const std::string& durable, jsErrCode* error) {
+    jsConsumerInfo* info = nullptr;
+    if (js_GetConsumerInfo(&info, js_, options_.stream.c_str(), durable.c_str(), nullptr, error) != NATS_OK) {
+      return true;  // none yet: js_PullSubscribe makes it with ours
+    }
+    const int64_t want = std::chrono::nanoseconds(options_.ack_wait).count();
+    bool ok = true;
+    if (info->Config->AckWait != want) {
+      const int64_t had = info->Config->AckWait;
+      info->Config->AckWait = want;
+      jsConsumerInfo* updated = nullptr;
+      if (natsStatus s = js_UpdateConsumer(&updated, js_, options_.stream.c_str(), info->Config, nullptr, error);
+          s != NATS_OK) {
+        Fail("cannot set ack_wait on consumer " + durable + ": " + Why(s, *error));
+        ok = false;
+      } else {
+        jsConsumerInfo_Destroy(updated);
+        Log(LogLevel::kInfo, "nats: consumer " + durable + ": ack wait " + std::to_string(had / 1000000000) + " s -> " +
+                                 std::to_string(options_.ack_wait.count()) + " s");
+      }
+    }
+    jsConsumerInfo_Destroy(info);
+    return ok;
+  }
+
+  // Each rejection of a message to the dead-letter subject, when there is one: core NATS, so a
+  // stream on that subject keeps them; published before the batch's acks, as MQTT's are.
+  void DeadLetters(std::string_view subject, std::string_view payload, const ParsedMessage& parsed) {
+    if (options_.dead_letter_subject.empty()) return;
+    for (const Rejection& rejection : parsed.rejections) {
+      const std::string body = DeadLetterBody(subject, payload, rejection);
+      if (natsStatus s = natsConnection_Publish(nc_, options_.dead_letter_subject.c_str(), body.data(),
+                                                static_cast<int>(body.size()));
+          s != NATS_OK) {
+        Log(LogLevel::kWarning, "nats: cannot publish to dead-letter subject " + options_.dead_letter_subject + ": " + Why(s));
+      }
+    }
   }
 
   void Unbound() {
@@ -250,13 +295,11 @@ class NatsSource : public NatsIngest {
       for (int m = 0; m < list.Count; ++m) {
         natsMsg* msg = list.Msgs[m];
         const std::string_view subject(natsMsg_GetSubject(msg));
+        const std::string_view payload(natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
         const std::string device = DeviceOf(subject, partition, &parsed);
-        if (!device.empty()) {
-          ParsePayloadFor(options_.payload, device,
-                          std::string_view(natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg))),
-                          &parsed);
-        }
+        if (!device.empty()) ParsePayloadFor(options_.payload, device, payload, &parsed);
         pending.Add(subject, &parsed);
+        DeadLetters(subject, payload, parsed);
       }
       // No ack before the WAL: a batch the store will not take stays unacked and is retried;
       // stopping then leaves it to JetStream's redelivery.

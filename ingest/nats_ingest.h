@@ -36,6 +36,10 @@ struct NatsOptions {
   int stream_replicas = 1;
   std::chrono::seconds stream_max_age{0};  // 0 = keep messages forever
   std::size_t fetch_batch = 1000;          // messages per fetch, written in one WriteBatch
+  // JetStream delivers a fetched message again when its ack has not come within this. Set on
+  // the consumers when they are bound, existing ones included.
+  std::chrono::seconds ack_wait{30};
+  std::string dead_letter_subject;  // "" = none; else each rejection, as MQTT's dead letters
   std::chrono::milliseconds fetch_wait{500};  // a fetch returns after this when no message came
   std::chrono::milliseconds retry_min{500};   // first wait after a failed setup or write
   std::chrono::milliseconds retry_max{30000};

@@ -145,6 +145,8 @@ Exporter::Exporter(const HotnessOptions& hotness_options,
                                "backfilled).")),
       mqtt_connected_(SingleGauge(registry_, "readingsd_mqtt_connected",
                                   "1 while connected to the MQTT broker, else 0.")),
+      nats_connected_(SingleGauge(registry_, "readingsd_nats_connected",
+                                  "1 while connected to a NATS server (readings from JetStream), else 0.")),
       mqtt_reconnects_(CounterFamily(registry_, "readingsd_mqtt_reconnects_total",
                                      "Connections to the MQTT broker re-established after one was lost "
                                      "(the broker accepted us again); failed attempts are not counted.")

@@ -78,6 +78,8 @@ class Exporter {
   prometheus::Gauge& index_built(const std::string& index);
   // readingsd_mqtt_connected: 1 while connected to the broker, else 0.
   prometheus::Gauge& mqtt_connected() { return mqtt_connected_; }
+  // readingsd_nats_connected: 1 while connected to a NATS server (with [nats]), else 0.
+  prometheus::Gauge& nats_connected() { return nats_connected_; }
   // readingsd_mqtt_reconnects_total: connections the broker accepted after the first, i.e. each
   // lost connection that was re-established; attempts that fail are logged, not counted.
   prometheus::Counter& mqtt_reconnects() { return mqtt_reconnects_; }
@@ -187,6 +189,7 @@ class Exporter {
   prometheus::Family<prometheus::Counter>& readings_rejected_;
   prometheus::Family<prometheus::Gauge>& index_built_;
   prometheus::Gauge& mqtt_connected_;
+  prometheus::Gauge& nats_connected_;
   prometheus::Counter& mqtt_reconnects_;
   prometheus::Histogram& write_batch_size_;
   prometheus::Histogram& write_batch_seconds_;

@@ -54,6 +54,8 @@ class Daemon {
   // Stop(SIGTERM): what systemctl stop sends.
   std::optional<int> Terminate(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   void Kill9();
+  // The options the next Start uses: a restart may change them.
+  DaemonOptions& options() { return options_; }
   bool Running() { return process_ && process_->Running(); }
   pid_t pid() const { return process_ ? process_->pid() : -1; }
   // The HTTP port of the current (or last) run, from its "http: listening on" log line.

@@ -156,7 +156,11 @@ TEST_F(NatsTest, PartitionOfAgreesWithTheServersPartitionMapping) {
 TEST_F(NatsTest, StoresReadingsFromTheMqttListenerAndFromNatsOnce) {
   constexpr int kPartitions = 4;
   NatsServer server({.partitions = kPartitions, .mqtt = true});
-  StartNode(server, kPartitions, {"--nats.fetch_batch=100"});
+  StartNode(server, kPartitions, {"--nats.fetch_batch=100", "--nats.dead_letter_subject=rejected"});
+  NatsClient client(server.url());
+  natsSubscription* dead_letters = nullptr;
+  Check(natsConnection_SubscribeSync(&dead_letters, client.nc(), "rejected"), "subscribe to the dead letters");
+  EXPECT_EQ(Metric("readingsd_nats_connected"), 1);
 
   tools::GeneratorOptions over_mqtt{.count = 2000, .devices = 20, .topic_template = "readings/{deviceId}"};
   PublishResult mqtt = RunPublisher({.port = server.mqtt_port(), .generator = over_mqtt, .client_id = "devices"});
@@ -164,7 +168,6 @@ TEST_F(NatsTest, StoresReadingsFromTheMqttListenerAndFromNatsOnce) {
   ASSERT_EQ(mqtt.acked, over_mqtt.count);
   // On one server the stream has stored each message before the device's PUBACK left
   // (docs/cluster.md: mqttProcessPub stores it inline, then the PUBACK is queued).
-  NatsClient client(server.url());
   EXPECT_EQ(client.StreamMessages(), over_mqtt.count);
 
   tools::GeneratorOptions over_nats{.count = 1000, .devices = 20, .batch = 5, .start_ms = tools::kDefaultStartMs + 86'400'000};
@@ -187,6 +190,24 @@ TEST_F(NatsTest, StoresReadingsFromTheMqttListenerAndFromNatsOnce) {
   EXPECT_EQ(Metric("readingsd_readings_rejected_total{reason=\"invalid_timestamp\"}"), 2) << node_->log();
   // Each reading written once: nothing was delivered twice.
   EXPECT_EQ(Metric("readingsd_readings_ingested_total"), static_cast<double>(want.size()));
+
+  // Both bad readings reached the node as NATS messages: each is on the dead-letter subject,
+  // alone, in the MQTT path's envelope, with its subject as the topic.
+  std::set<std::string> devices_refused;
+  for (int i = 0; i < 2; ++i) {
+    natsMsg* msg = nullptr;
+    ASSERT_EQ(natsSubscription_NextMsg(&msg, dead_letters, 10000), NATS_OK) << "dead letter " << i << node_->log();
+    const auto envelope = nlohmann::json::parse(std::string(natsMsg_GetData(msg), natsMsg_GetDataLength(msg)));
+    natsMsg_Destroy(msg);
+    EXPECT_EQ(envelope["reason"], "invalid_timestamp") << envelope;
+    EXPECT_EQ(envelope["index"], 0) << envelope;
+    EXPECT_EQ(envelope["reading"], nlohmann::json::parse(bad)) << envelope;
+    const std::string device = envelope["device"];
+    EXPECT_EQ(envelope["topic"], "readings." + std::to_string(cluster::PartitionOf(device, kPartitions)) + "." + device);
+    devices_refused.insert(device);
+  }
+  EXPECT_EQ(devices_refused, (std::set<std::string>{"dev00001", "dev00002"}));
+  natsSubscription_Destroy(dead_letters);
 }
 
 // For each partition's consumer, its ack floor (every message of the stream up to that sequence
@@ -258,11 +279,22 @@ TEST_F(NatsTest, EveryAckedMessageIsStoredAcrossAKillNine) {
     ASSERT_TRUE(stored.count(key)) << "acked but not stored: " << key.first << " " << key.second;
   }
 
+  // What the killed node had fetched and not acked comes again after the consumer's AckWait,
+  // and what the server had already sent to its dead fetch requests once more after that. The
+  // consumers were made with the default 30 s; the restart sets 2 s on them.
+  node_->options().extra_args.push_back("--nats.ack_wait_seconds=2");
   node_->Start();
-  // What the killed node had fetched and not acked comes again after the consumer's AckWait
-  // (30 s), and what the server had already sent to its dead fetch requests once more after that.
-  EXPECT_EQ(node_->WaitForStored(devices, want.size(), std::chrono::seconds(180)), want.size()) << node_->log();
+  EXPECT_EQ(node_->WaitForStored(devices, want.size(), std::chrono::seconds(120)), want.size()) << node_->log();
   EXPECT_EQ(node_->StoredKeys(devices), want);
+  for (int p = 0; p < kPartitions; ++p) {
+    ingest::NatsOptions options;
+    options.durable_prefix = "node1";
+    jsConsumerInfo* info = nullptr;
+    Check(js_GetConsumerInfo(&info, client.js(), "READINGS", ingest::ConsumerName(options, p).c_str(), nullptr, nullptr),
+          "consumer info");
+    EXPECT_EQ(info->Config->AckWait, 2'000'000'000) << "partition " << p;
+    jsConsumerInfo_Destroy(info);
+  }
 }
 
 
