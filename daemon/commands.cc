@@ -128,9 +128,17 @@ void SetFromColumn(json& row, const std::string& name, const json& column, std::
 }
 
 // A readings page's rows: {"deviceId":…,"readingTs":…, attribute: value…} for each readingTs.
+// An index's page has a deviceId per row, a column like readingTs.
 void ReadingRows(json& page, std::vector<json>* rows) {
+  const json device_id = page["deviceId"];  // a copy: page[…] below may insert into page, moving its fields
   for (std::size_t i = 0; i < page["readingTs"].size(); ++i) {
-    json row = {{"deviceId", page["deviceId"]}, {"readingTs", page["readingTs"][i]}};
+    json row = json::object();
+    if (device_id.is_array()) {
+      SetFromColumn(row, "deviceId", device_id, i);
+    } else {
+      row["deviceId"] = device_id;
+    }
+    row["readingTs"] = page["readingTs"][i];
     for (const auto& [name, column] : page["columns"].items()) SetFromColumn(row, name, column, i);
     rows->push_back(std::move(row));
   }
@@ -311,8 +319,9 @@ int QueryCommand(const config::Config& config, const std::vector<std::string>& a
   }
   if (vm.count("latest")) target += "order=desc&limit=" + std::to_string(vm["latest"].as<int>()) + "&";
   if (vm.count("limit")) target += "limit=" + std::to_string(vm["limit"].as<int>()) + "&";
-  // --json prints the pages as the API answers by default; an index answers only rows.
-  const bool columns = !vm.count("json") && !by_index && vm.count("device");
+  // --json prints the pages as the API answers by default; a fleet-wide question without an
+  // index gets no page.
+  const bool columns = !vm.count("json") && (by_index || vm.count("device"));
   if (columns) target += "format=columns&";
 
   DaemonApi api;

@@ -81,7 +81,8 @@ std::vector<std::string> PartitionsOf(const storage::IndexSpec& spec, const Inde
 }
 
 // The iterators of one value's partitions, merged: the current entry is the least (forward) or
-// greatest (backward) tail among them.
+// greatest (backward) tail among them. Each part's tail is kept as a view until its iterator
+// moves, so a step compares views instead of asking every iterator for its key again.
 class Merged {
  public:
   Merged(const storage::Store& store, const storage::IndexSpec& spec, const IndexQueryRequest& request,
@@ -90,15 +91,21 @@ class Merged {
     for (std::string& partition : PartitionsOf(spec, request, value)) {
       auto it = store.NewIndexIterator(spec.name, partition, range.lower, range.upper);
       forward_ ? it->SeekToFirst() : it->SeekToLast();
-      parts_.push_back({std::move(partition), std::move(it)});
+      const std::size_t prefix_size = storage::IndexPartitionPrefix(spec.name, partition).size();
+      parts_.push_back({std::move(partition), prefix_size, std::move(it)});
+      parts_.back().Settle();
     }
     Pick();
   }
   bool Valid() const { return current_ != nullptr; }
   const std::string& partition() const { return current_->partition; }
-  storage::PartitionIterator& it() const { return *current_->it; }
+  // The stored key's bytes before the tail: the partition's prefix.
+  std::size_t prefix_size() const { return current_->prefix_size; }
+  std::string_view tail() const { return current_->tail; }
+  std::string_view encoded_attributes() const { return current_->it->encoded_attributes(); }
   void Next() {
     forward_ ? current_->it->Next() : current_->it->Prev();
+    current_->Settle();
     Pick();
   }
   Status status() const {
@@ -107,20 +114,37 @@ class Merged {
     }
     return Status::OK();
   }
+  // Counts the current entry, of `bytes`, in its partition's read (added to `reads` at its first).
+  void CountRead(std::size_t bytes, std::vector<IndexPartitionRead>* reads) {
+    if (current_->read == kNone) {
+      current_->read = reads->size();
+      reads->push_back({current_->partition});
+    }
+    IndexPartitionRead& read = (*reads)[current_->read];
+    ++read.items;
+    read.bytes += bytes;
+  }
 
  private:
+  static constexpr std::size_t kNone = ~std::size_t{0};
   struct Part {
     std::string partition;
+    std::size_t prefix_size;
     std::unique_ptr<storage::PartitionIterator> it;
+    bool valid = false;
+    std::string_view tail;  // while valid: the iterator's key after the prefix
+    std::size_t read = kNone;  // its place in the query's partitions_read, once it has one
+
+    void Settle() {
+      valid = it->Valid();
+      if (valid) tail = it->sort_key();
+    }
   };
   void Pick() {
     current_ = nullptr;
     for (Part& p : parts_) {
-      if (!p.it->Valid()) continue;
-      if (current_ == nullptr || (forward_ ? p.it->sort_key() < current_->it->sort_key()
-                                           : p.it->sort_key() > current_->it->sort_key())) {
-        current_ = &p;
-      }
+      if (!p.valid) continue;
+      if (current_ == nullptr || (forward_ ? p.tail < current_->tail : p.tail > current_->tail)) current_ = &p;
     }
   }
 
@@ -175,15 +199,6 @@ bool SplitIndexTail(std::string_view tail, storage::IndexValue* sort, std::strin
   return storage::ValidateDeviceId(*device_id).ok() && sort_key->size() == storage::kSortKeyLength;
 }
 
-// Shards interleave as they are merged, and a query reads at most shards x buckets partitions:
-// a short linear search.
-void CountRead(std::string_view partition, std::size_t bytes, std::vector<IndexPartitionRead>* reads) {
-  auto it = std::find_if(reads->rbegin(), reads->rend(), [&](const IndexPartitionRead& r) { return r.partition == partition; });
-  IndexPartitionRead& read = it != reads->rend() ? *it : reads->emplace_back(IndexPartitionRead{std::string(partition)});
-  ++read.items;
-  read.bytes += bytes;
-}
-
 Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request, IndexItemSink* sink,
                   IndexQueryResult* result) {
   *result = IndexQueryResult();
@@ -210,14 +225,13 @@ Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request,
     if (group_range.empty()) continue;
     Merged merged(store, spec, request, request.values[g], group_range);
     for (; merged.Valid(); merged.Next()) {
-      const storage::PartitionIterator& it = merged.it();
-      const std::string_view tail = it.sort_key();
-      const std::string_view encoded = it.encoded_attributes();
-      storage::IndexValue sort;
+      const std::string_view tail = merged.tail();
+      const std::string_view encoded = merged.encoded_attributes();
       std::string_view device_id, sort_key;
-      if (!SplitIndexTail(tail, &sort, &device_id, &sort_key)) {
+      if (!SplitIndexTail(tail, nullptr, &device_id, &sort_key)) {
         return Status::Corruption("index " + spec.name + " partition " + merged.partition() + " holds a bad key");
       }
+      const std::string_view sort = tail.substr(0, tail.size() - device_id.size() - 1 - sort_key.size());
       if (Status s = storage::ReadAttributes(encoded, &attributes); !s.ok()) {
         return Status::Corruption("reading " + storage::PartitionKey(device_id) + " " + std::string(sort_key) +
                                   " in index " + spec.name + ": " + s.message());
@@ -225,12 +239,12 @@ Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request,
       const std::size_t item_bytes = storage::ItemSize(device_id, sort_key, attributes);
       ++result->scanned_count;
       result->scanned_bytes += item_bytes;
-      CountRead(merged.partition(), item_bytes, &result->partitions_read);
-      page_bytes += storage::IndexPartitionPrefix(spec.name, merged.partition()).size() + tail.size() + encoded.size();
+      merged.CountRead(item_bytes, &result->partitions_read);
+      page_bytes += merged.prefix_size() + tail.size() + encoded.size();
       const bool in_window = (request.readings_from.empty() || sort_key >= request.readings_from) &&
                              (request.readings_to.empty() || sort_key <= request.readings_to);
       if (in_window && (!request.filter || Matches(*request.filter, attributes))) {
-        sink->Add({merged.partition(), &sort, device_id, sort_key, encoded, attributes});
+        sink->Add({merged.partition(), sort, device_id, sort_key, encoded, attributes});
         ++result->count;
       }
       const bool full = (request.limit != 0 && result->scanned_count >= request.limit) ||

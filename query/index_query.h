@@ -60,7 +60,7 @@ struct IndexQueryRequest {
 // One entry handed to the sink. Views valid only during the call.
 struct IndexItem {
   std::string_view partition;  // the index partition value, with its shard suffix
-  const storage::IndexValue* sort;
+  std::string_view sort;       // value(sort) as stored (storage/key.h): storage::ReadIndexValue reads it
   std::string_view device_id;
   std::string_view sort_key;
   std::string_view encoded_attributes;
@@ -98,7 +98,8 @@ Status FindIndex(const storage::Store& store, std::string_view name, storage::In
 Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request, IndexItemSink* sink,
                   IndexQueryResult* result);
 
-// The tail of an entry (for IndexPosition) and back; false when `tail` is not one.
+// The tail of an entry (for IndexPosition) and back; false when `tail` is not one. A null `sort`
+// is passed over, not read (storage::ReadIndexValue).
 std::string IndexTail(const storage::IndexValue& sort, std::string_view device_id, std::string_view sort_key);
 bool SplitIndexTail(std::string_view tail, storage::IndexValue* sort, std::string_view* device_id,
                     std::string_view* sort_key);

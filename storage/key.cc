@@ -407,13 +407,13 @@ bool ReadIndexValue(std::string_view* in, IndexValue* v) {
     std::string text;
     for (std::size_t i = 1; i + 1 < in->size(); ++i) {
       if ((*in)[i] != '\0') {
-        text.push_back((*in)[i]);
+        if (v) text.push_back((*in)[i]);
       } else if ((*in)[i + 1] == '\xff') {
-        text.push_back('\0');
+        if (v) text.push_back('\0');
         ++i;
       } else if ((*in)[i + 1] == '\x01') {
         in->remove_prefix(i + 2);
-        *v = {false, std::move(text)};
+        if (v) *v = {false, std::move(text)};
         return true;
       } else {
         return false;
@@ -423,7 +423,7 @@ bool ReadIndexValue(std::string_view* in, IndexValue* v) {
   }
   if (tag == kZeroTag) {
     in->remove_prefix(1);
-    *v = {true, "0"};
+    if (v) *v = {true, "0"};
     return true;
   }
   if (tag != kPositiveTag && tag != kNegativeTag) return false;
@@ -432,25 +432,33 @@ bool ReadIndexValue(std::string_view* in, IndexValue* v) {
     const int byte = static_cast<unsigned char>(c);
     return negative ? 0xff - byte : byte;
   };
+  // The digit pair (0..99) the byte at i holds; out of range for a byte that holds none.
+  const auto pair_at = [&](std::size_t i) { return unflip((*in)[i]) - 2; };
   if (in->size() < 3) return false;
+  std::size_t end = 2;  // of the digit pairs, at kDigitsEnd
+  for (; end < in->size() && pair_at(end) != kDigitsEnd - 2; ++end) {
+    if (pair_at(end) < 0 || pair_at(end) > 99) return false;
+  }
+  if (end == in->size()) return false;
+  // Only the canonical encoding reads back: some digits, no leading zero, no trailing zero but
+  // the pad of an odd last digit.
+  if (end == 2 || pair_at(2) < 10 || pair_at(end - 1) == 0) return false;
+  if (!v) {
+    in->remove_prefix(end + 1);
+    return true;
+  }
   const int exponent = unflip((*in)[1]) - kExponentBias;
   std::string digits;
-  std::size_t i = 2;
-  for (; i < in->size() && unflip((*in)[i]) != kDigitsEnd; ++i) {
-    const int pair = unflip((*in)[i]) - 2;
-    if (pair < 0 || pair > 99) return false;
-    digits.push_back(static_cast<char>('0' + pair / 10));
-    digits.push_back(static_cast<char>('0' + pair % 10));
+  for (std::size_t i = 2; i < end; ++i) {
+    digits.push_back(static_cast<char>('0' + pair_at(i) / 10));
+    digits.push_back(static_cast<char>('0' + pair_at(i) % 10));
   }
-  if (i == in->size()) return false;
-  if (!digits.empty() && digits.back() == '0') digits.pop_back();  // the pad of an odd last digit
-  // Only the canonical encoding reads back: no leading zero, no trailing zero, no empty digits.
-  if (digits.empty() || digits.front() == '0' || digits.back() == '0') return false;
+  if (digits.back() == '0') digits.pop_back();  // the pad of an odd last digit
   std::string canonical;
   if (!ParseNumber((negative ? "-0." : "0.") + digits + "e" + std::to_string(exponent + 1), &canonical).ok()) {
     return false;
   }
-  in->remove_prefix(i + 1);
+  in->remove_prefix(end + 1);
   *v = {true, std::move(canonical)};
   return true;
 }

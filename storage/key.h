@@ -144,7 +144,9 @@ struct IndexValue {
 
 // Appends value(v) of the format above. A number must be canonical and in DynamoDB's range.
 void AppendIndexValue(const IndexValue& v, std::string* out);
-// Reads one value(...) from the front of *in and removes it; false when it is not one.
+// Reads one value(...) from the front of *in and removes it; false when it is not one. With
+// `v` null it only passes over it (its form checked, a number's range not), reading no text:
+// what a reader of index entries does that wants only what follows the value.
 bool ReadIndexValue(std::string_view* in, IndexValue* v);
 
 // "IDX#" name SEP value(partition): the prefix of every entry of one index partition.

@@ -1,5 +1,6 @@
 #include "api/native/index.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -90,9 +91,28 @@ Status Buckets(const storage::IndexSpec& spec, const std::string& from, const st
   return Status::OK();
 }
 
-class IndexPage : public query::IndexItemSink {
+// What follows a page's items in either format: its counts, its cursor while more follow, '}'.
+void AppendIndexPageEnd(const storage::IndexSpec& spec, const query::IndexQueryResult& result, std::string* body) {
+  body->append(",\"count\":").append(std::to_string(result.count));
+  body->append(",\"scannedCount\":").append(std::to_string(result.scanned_count));
+  if (result.last_evaluated) {
+    body->append(",\"nextCursor\":\"").append(EncodeIndexCursor(spec.name, *result.last_evaluated)).push_back('"');
+  }
+  body->push_back('}');
+}
+
+// Room reserved for a page of `limit` items, so that a long page is not copied over as it grows
+// (at most 1,000 items' worth: a page also ends at max_page_bytes).
+std::size_t ExpectedItems(const query::IndexQueryRequest& request) {
+  return std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000);
+}
+
+// format=rows: {"index":…,"items":[…],"count":…,"scannedCount":…,"nextCursor":…}.
+class IndexPage final : public query::IndexItemSink {
  public:
-  IndexPage(const storage::IndexSpec& spec, const Projection& projection) : spec_(spec), projection_(projection) {
+  IndexPage(const storage::IndexSpec& spec, const Projection& projection, std::size_t expected_items)
+      : spec_(spec), projection_(projection) {
+    body_.reserve(128 + expected_items * kItemBytes);
     body_.append("{\"index\":\"").append(spec.name).append("\",\"items\":[");
   }
   void Add(const query::IndexItem& item) override {
@@ -105,21 +125,63 @@ class IndexPage : public query::IndexItemSink {
     }
   }
   std::string Finish(const query::IndexQueryResult& result) && {
-    body_.append("],\"count\":").append(std::to_string(result.count));
-    body_.append(",\"scannedCount\":").append(std::to_string(result.scanned_count));
-    if (result.last_evaluated) {
-      body_.append(",\"nextCursor\":\"").append(EncodeIndexCursor(spec_.name, *result.last_evaluated)).push_back('"');
-    }
-    body_.push_back('}');
+    body_.push_back(']');
+    AppendIndexPageEnd(spec_, result, &body_);
     return std::move(body_);
   }
 
  private:
+  static constexpr std::size_t kItemBytes = 192;  // room reserved per item (its partition value included)
+
   const storage::IndexSpec& spec_;
   const Projection& projection_;
   std::vector<storage::AttributeView> kept_;
   std::string body_;
   bool first_ = true;
+};
+
+// format=columns: the page IndexPage renders, transposed (request.h Columns), its device ids a
+// column of their own: {"index":…,"deviceId":[…],"readingTs":[…],"columns":{…},"count":…,…};
+// readingHour / readingDay is a column where the rows carry it as an attribute.
+class IndexColumnsPage final : public query::IndexItemSink {
+ public:
+  IndexColumnsPage(const storage::IndexSpec& spec, const Projection& projection, std::size_t expected_items)
+      : spec_(spec), projection_(projection) {
+    device_ids_.reserve(expected_items * 16);
+    timestamps_.reserve(expected_items * (storage::kSortKeyLength + 3));
+  }
+  void Add(const query::IndexItem& item) override {
+    if (columns_.rows() > 0) {
+      device_ids_.push_back(',');
+      timestamps_.push_back(',');
+    }
+    device_ids_.append("\"").append(item.device_id).push_back('"');
+    timestamps_.append("\"").append(item.sort_key).push_back('"');
+    const std::span<const storage::AttributeView> attributes = Project(item.attributes, projection_, &kept_);
+    if (spec_.partition == storage::IndexPartition::kAttribute) {
+      columns_.AddRow(attributes);
+      return;
+    }
+    row_.assign(attributes.begin(), attributes.end());
+    row_.push_back({spec_.PartitionName(), item.partition});
+    columns_.AddRow(row_);
+  }
+  std::string Finish(const query::IndexQueryResult& result) && {
+    std::string body;
+    body.reserve(128 + spec_.name.size() + device_ids_.size() + timestamps_.size() + columns_.MaxSize());
+    body.append("{\"index\":\"").append(spec_.name).append("\",\"deviceId\":[").append(device_ids_);
+    body.append("],\"readingTs\":[").append(timestamps_).append("],");
+    columns_.AppendTo(&body);
+    AppendIndexPageEnd(spec_, result, &body);
+    return body;
+  }
+
+ private:
+  const storage::IndexSpec& spec_;
+  const Projection& projection_;
+  std::vector<storage::AttributeView> kept_, row_;  // reused for every item
+  std::string device_ids_, timestamps_;             // comma-separated
+  Columns columns_;
 };
 
 Status ParseIndexRequest(const Context& context, const storage::IndexSpec& spec, const Params& params,
@@ -171,6 +233,20 @@ Status ParseIndexRequest(const Context& context, const storage::IndexSpec& spec,
   return Status::OK();
 }
 
+template <typename Page>
+http::Response RunIndexQuery(const Context& context, const storage::IndexSpec& spec,
+                             const query::IndexQueryRequest& request, bool empty, Page& page) {
+  query::IndexQueryResult result;
+  if (!empty) {
+    Status s = query::IndexQuery(context.read.store, request, &page, &result);
+    for (const query::IndexPartitionRead& read : result.partitions_read) {
+      context.read.ReportIndexPartitionRead(spec.name, read.partition, read.items, read.bytes);
+    }
+    if (!s.ok()) return ErrorFromStatus(s);
+  }
+  return JsonResponse(http::status::ok, std::move(page).Finish(result));
+}
+
 }  // namespace
 
 http::Response IndexReadings(const Context& context, std::string_view index, const Params& params) {
@@ -185,16 +261,14 @@ http::Response IndexReadings(const Context& context, std::string_view index, con
   Projection projection;
   if (Status s = ParseIndexRequest(context, spec, params, &request, &filter, &empty); !s.ok()) return ErrorFromStatus(s);
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
-  IndexPage page(spec, projection);
-  query::IndexQueryResult result;
-  if (!empty) {
-    Status s = query::IndexQuery(context.read.store, request, &page, &result);
-    for (const query::IndexPartitionRead& read : result.partitions_read) {
-      context.read.ReportIndexPartitionRead(spec.name, read.partition, read.items, read.bytes);
-    }
-    if (!s.ok()) return ErrorFromStatus(s);
+  Format format;
+  if (Status s = FormatParam(params, /*csv=*/false, &format); !s.ok()) return ErrorFromStatus(s);
+  if (format == Format::kColumns) {
+    IndexColumnsPage page(spec, projection, ExpectedItems(request));
+    return RunIndexQuery(context, spec, request, empty, page);
   }
-  return JsonResponse(http::status::ok, std::move(page).Finish(result));
+  IndexPage page(spec, projection, ExpectedItems(request));
+  return RunIndexQuery(context, spec, request, empty, page);
 }
 
 http::Response FleetReadings(const Context& context, const Params& params) {

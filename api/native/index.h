@@ -7,8 +7,11 @@
 //     value: the partition value of an index partitioned by an attribute (status=alarm: value=alarm).
 //     gt, ge, lt, le, eq: one condition on the index's sort value (ge with le: between).
 //     limit, order=asc|desc, cursor, filter, attributes: as /v1/devices/{id}/readings.
+//     format=rows|columns (request.h Format).
 //   Answer: {"index":…,"items":[…],"count":…,"scannedCount":…,"nextCursor":…}; an item carries
-//   readingHour / readingDay as an attribute when the index is partitioned by it.
+//   readingHour / readingDay as an attribute when the index is partitioned by it. format=columns:
+//   {"index":…,"deviceId":[…],"readingTs":[…],"columns":{…},"count":…,…}, the same page transposed
+//   (readingHour / readingDay a column), with the same cursor.
 //
 //   GET /v1/readings (no device): refused, naming the index to declare or the one to use, never
 //   answered by reading every partition.

@@ -55,7 +55,7 @@ const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kIndexReadings{
       "index_readings",
       {"from", "to", "after", "before", "value", "gt", "ge", "lt", "le", "eq", "limit", "order", "cursor", "filter",
-       "attributes"}};
+       "attributes", "format"}};
   static const EndpointSpec kFleetReadings{
       "fleet_readings", {"from", "to", "after", "before", "limit", "order", "cursor", "filter", "attributes"}};
   static const EndpointSpec kHealthz{"healthz", {}};
@@ -338,10 +338,12 @@ constexpr std::array<bool, 256> kPlainByte = [] {
   return plain;
 }();
 
+bool IsPlain(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return kPlainByte[static_cast<unsigned char>(c)]; });
+}
+
 char* WriteString(std::string_view s, char* p) {
-  const bool plain =
-      std::all_of(s.begin(), s.end(), [](char c) { return kPlainByte[static_cast<unsigned char>(c)]; });
-  if (!plain) return Write(DumpJson(Json(s)), p);
+  if (!IsPlain(s)) return Write(DumpJson(Json(s)), p);
   *p++ = '"';
   p = Write(s, p);
   *p++ = '"';
@@ -364,6 +366,23 @@ char* WriteValue(const storage::AttributeView& a, char* p) {
   if (const auto* n = std::get_if<storage::NumberView>(&a.value)) return n->WriteTo(p);
   if (const auto* b = std::get_if<bool>(&a.value)) return Write(*b ? "true" : "false", p);
   return WriteString(std::get<std::string_view>(a.value), p);
+}
+
+// WriteValue at the end of `out`. A column grows by one value at a time: room for the longest
+// rendering of each (6 bytes per byte of a string) would be zero-filled only to be cut back,
+// which cost a format=columns page more than the rows page's one reservation per item.
+void AppendValue(const storage::AttributeView& a, std::string* out) {
+  const auto* s = std::get_if<std::string_view>(&a.value);
+  if (s && IsPlain(*s)) {
+    out->push_back('"');
+    out->append(*s).push_back('"');
+  } else if (const auto* n = std::get_if<storage::NumberView>(&a.value)) {
+    n->AppendTo(out);
+  } else {
+    const std::size_t begin = out->size();
+    out->resize(begin + ValueRoom(a));
+    out->resize(static_cast<std::size_t>(WriteValue(a, out->data() + begin) - out->data()));
+  }
 }
 
 }  // namespace
@@ -464,44 +483,105 @@ class PageWriter final : public ItemSink {
   std::vector<std::size_t> item_ends_;  // of a part's items in body_
 };
 
+}  // namespace
+
+void Columns::AddRow(std::span<const storage::AttributeView> attributes) {
+  for (const storage::AttributeView& a : attributes) {
+    Column& column = ColumnOf(a.name);
+    if (column.rows > rows_) continue;  // a name twice in one row: its first value, as a JSON reader keeps one
+    PadTo(&column, rows_);
+    if (column.rows > 0) column.values.push_back(',');
+    AppendValue(a, &column.values);
+    EndRow(&column);
+  }
+  ++rows_;
+}
+
+void Columns::Append(const Columns& part, std::size_t n) {
+  if (n == 0) return;
+  for (const Column& from : part.columns_) {
+    if (from.first_row >= n) continue;  // no value in the rows taken: no column, as rows would show
+    Column& column = ColumnOf(from.name);
+    PadTo(&column, rows_);
+    const std::size_t taken = std::min(n, from.rows);  // the rest are nulls, padded later
+    if (column.rows > 0) column.values.push_back(',');
+    column.values.append(from.values, 0, from.ends[taken - 1]);
+    column.rows += taken;
+  }
+  rows_ += n;
+}
+
+std::size_t Columns::MaxSize() const {
+  std::size_t size = 16;
+  for (const Column& column : columns_) size += column.values.size() + 6 * column.name.size() + 4 + 5 * (rows_ - column.rows);
+  return size;
+}
+
+void Columns::AppendTo(std::string* body) {
+  body->append("\"columns\":{");
+  for (Column& column : columns_) {
+    PadTo(&column, rows_);
+    if (&column != &columns_.front()) body->push_back(',');
+    const std::size_t begin = body->size();
+    body->resize(begin + 6 * column.name.size() + 2);
+    body->resize(static_cast<std::size_t>(WriteString(column.name, body->data() + begin) - body->data()));
+    body->append(":[").append(column.values).push_back(']');
+  }
+  body->push_back('}');
+}
+
+Columns::Column& Columns::ColumnOf(std::string_view name) {
+  // Rows mostly hold the same attributes in the same order: try the column after the last, and
+  // after the last column the first (a row's first attribute follows the last row's last).
+  if (next_ == columns_.size()) next_ = 0;
+  if (next_ < columns_.size() && columns_[next_].name == name) return columns_[next_++];
+  auto it = index_.find(name);
+  if (it == index_.end()) {
+    it = index_.emplace(std::string(name), columns_.size()).first;
+    columns_.push_back(Column{.name = std::string(name), .first_row = rows_});
+  }
+  next_ = it->second + 1;
+  return columns_[it->second];
+}
+
+void Columns::PadTo(Column* column, std::size_t rows) const {
+  while (column->rows < rows) {
+    column->values.append(column->rows > 0 ? ",null" : "null");
+    EndRow(column);
+  }
+}
+
+void Columns::EndRow(Column* column) const {
+  ++column->rows;
+  if (part_) column->ends.push_back(column->values.size());
+}
+
+namespace {
+
 // format=columns: the page PageWriter renders, transposed, in the same one pass over its items:
-// {"deviceId":…,"readingTs":[…],"columns":{"temperature":[…],…},"count":…,…}. A column per
-// attribute the page's items hold, in the order they first appear, each as long as readingTs,
-// null where an item lacks it. Each column is rendered as its items arrive, padded with nulls
-// only when its next value (or the end) comes; the columns are joined once the page ends.
+// {"deviceId":…,"readingTs":[…],"columns":{"temperature":[…],…},"count":…,…} (Columns).
 class ColumnsWriter final : public ItemSink {
  public:
   ColumnsWriter(std::string_view device_id, std::size_t expected_items, const Projection& projection)
-      : ColumnsWriter(device_id, projection) {
+      : ColumnsWriter(device_id, projection, /*part=*/false) {
     timestamps_.reserve(expected_items * (storage::kSortKeyLength + 3));
   }
-  ColumnsWriter(std::string_view device_id, const Projection& projection)
-      : device_id_(device_id), projection_(projection) {}
+  ColumnsWriter(std::string_view device_id, const Projection& projection, bool part)
+      : device_id_(device_id), projection_(projection), columns_(part), part_(part) {}
 
   void Add(std::string_view sort_key, std::string_view /*encoded*/,
            std::span<const storage::AttributeView> attributes) override {
-    if (rows_ > 0) timestamps_.push_back(',');
+    if (columns_.rows() > 0) timestamps_.push_back(',');
     timestamps_.append("\"").append(sort_key).push_back('"');
-    for (const storage::AttributeView& a : Project(attributes, projection_, &kept_)) {
-      Column& column = ColumnOf(a.name);
-      if (column.rows > rows_) continue;  // a name twice in one item: its first value, as a JSON reader keeps one
-      PadTo(&column, rows_);
-      if (column.rows > 0) column.values.push_back(',');
-      const std::size_t begin = column.values.size();
-      column.values.resize(begin + ValueRoom(a));
-      char* end = WriteValue(a, column.values.data() + begin);
-      column.values.resize(static_cast<std::size_t>(end - column.values.data()));
-      EndRow(&column);
-    }
-    ++rows_;
+    columns_.AddRow(Project(attributes, projection_, &kept_));
     if (part_) timestamp_ends_.push_back(timestamps_.size());
   }
 
   // A part is a page of its own, whose rows are numbered from 0; it keeps where each row of
   // readingTs and of every column ends, so AppendPart can take its first n rows.
   std::unique_ptr<ItemSink> NewPart(std::size_t expected_items) const override {
-    auto part = std::make_unique<ColumnsWriter>(device_id_, expected_items, projection_);
-    part->part_ = true;
+    auto part = std::make_unique<ColumnsWriter>(device_id_, projection_, /*part=*/true);
+    part->timestamps_.reserve(expected_items * (storage::kSortKeyLength + 3));
     part->timestamp_ends_.reserve(expected_items);
     return part;
   }
@@ -509,85 +589,28 @@ class ColumnsWriter final : public ItemSink {
   void AppendPart(ItemSink* sink, std::size_t n) override {
     if (n == 0) return;
     const auto& part = static_cast<const ColumnsWriter&>(*sink);
-    if (rows_ > 0) timestamps_.push_back(',');
+    if (columns_.rows() > 0) timestamps_.push_back(',');
     timestamps_.append(part.timestamps_, 0, part.timestamp_ends_[n - 1]);
-    for (const Column& from : part.columns_) {
-      if (from.first_row >= n) continue;  // no value in the rows taken: no column, as rows would show
-      Column& column = ColumnOf(from.name);
-      PadTo(&column, rows_);
-      const std::size_t taken = std::min(n, from.rows);  // the rest are nulls, padded later
-      if (column.rows > 0) column.values.push_back(',');
-      column.values.append(from.values, 0, from.ends[taken - 1]);
-      column.rows += taken;
-    }
-    rows_ += n;
+    columns_.Append(part.columns_, n);
   }
 
   std::string Finish(const QueryResult& result) && {
     std::string body;
-    std::size_t size = 128 + timestamps_.size();
-    for (const Column& column : columns_) size += column.values.size() + 6 * column.name.size() + 4 + 5 * (rows_ - column.rows);
-    body.reserve(size);
-    body.append("{\"deviceId\":\"").append(device_id_).append("\",\"readingTs\":[").append(timestamps_);
-    body.append("],\"columns\":{");
-    for (Column& column : columns_) {
-      PadTo(&column, rows_);
-      if (&column != &columns_.front()) body.push_back(',');
-      const std::size_t begin = body.size();
-      body.resize(begin + 6 * column.name.size() + 2);
-      body.resize(static_cast<std::size_t>(WriteString(column.name, body.data() + begin) - body.data()));
-      body.append(":[").append(column.values).push_back(']');
-    }
-    body.push_back('}');
+    body.reserve(128 + timestamps_.size() + columns_.MaxSize());
+    body.append("{\"deviceId\":\"").append(device_id_).append("\",\"readingTs\":[").append(timestamps_).append("],");
+    columns_.AppendTo(&body);
     AppendPageEnd(device_id_, result, &body);
     return body;
   }
 
  private:
-  struct Column {
-    std::string name;
-    std::string values;         // comma-separated, rows 0 .. rows-1
-    std::size_t rows = 0;       // values held, nulls included
-    std::size_t first_row = 0;  // of its first value that is not a padding null
-    std::vector<std::size_t> ends;  // a part's: where each row's value ends in values
-  };
-
-  Column& ColumnOf(std::string_view name) {
-    // Items mostly hold the same attributes in the same order: try the column after the last,
-    // and after the last column the first (the next item's first attribute).
-    if (next_ == columns_.size()) next_ = 0;
-    if (next_ < columns_.size() && columns_[next_].name == name) return columns_[next_++];
-    auto it = index_.find(name);
-    if (it == index_.end()) {
-      it = index_.emplace(std::string(name), columns_.size()).first;
-      columns_.push_back(Column{.name = std::string(name), .first_row = rows_});
-    }
-    next_ = it->second + 1;
-    return columns_[it->second];
-  }
-
-  void PadTo(Column* column, std::size_t rows) const {
-    while (column->rows < rows) {
-      column->values.append(column->rows > 0 ? ",null" : "null");
-      EndRow(column);
-    }
-  }
-
-  void EndRow(Column* column) const {
-    ++column->rows;
-    if (part_) column->ends.push_back(column->values.size());
-  }
-
   std::string_view device_id_;
   const Projection& projection_;
   std::vector<storage::AttributeView> kept_;  // reused for every item
   std::string timestamps_;                    // readingTs' items, comma-separated
   std::vector<std::size_t> timestamp_ends_;   // a part's: where each row's timestamp ends
-  std::vector<Column> columns_;               // in the order the page first holds them
-  std::map<std::string, std::size_t, std::less<>> index_;  // name to its place in columns_
-  std::size_t next_ = 0;                      // the column ColumnOf tries first
-  std::size_t rows_ = 0;
-  bool part_ = false;
+  Columns columns_;
+  bool part_;
 };
 
 template <typename Page>

@@ -55,6 +55,45 @@ std::span<const storage::AttributeView> Project(std::span<const storage::Attribu
 // An item as every endpoint answers it: {"deviceId":…,"readingTs":…, attributes…}.
 void AppendItem(std::string_view device_id, std::string_view sort_key,
                 std::span<const storage::AttributeView> attributes, std::string* out);
+
+// The attributes of a format=columns page (a device's readings, an index's): a column per
+// attribute its rows hold, in the order they first appear, each as long as the rows, null where
+// a row lacks it. Each column is rendered as its rows arrive, padded with nulls only when its
+// next value (or the end) comes. Not thread-safe: one per page (or part of a page).
+class Columns {
+ public:
+  // A `part` (of a page read in two parts, query::ItemSink::NewPart) keeps where each of its
+  // rows ends, so that Append can take its first rows.
+  explicit Columns(bool part = false) : part_(part) {}
+
+  // The next row's attributes; a name twice in it keeps its first value.
+  void AddRow(std::span<const storage::AttributeView> attributes);
+  // The first `n` rows of `part` after these rows.
+  void Append(const Columns& part, std::size_t n);
+  std::size_t rows() const { return rows_; }
+  // The most bytes AppendTo adds.
+  std::size_t MaxSize() const;
+  // "columns":{"name":[…],…}, every column padded to rows().
+  void AppendTo(std::string* body);
+
+ private:
+  struct Column {
+    std::string name;
+    std::string values;             // comma-separated, rows 0 .. rows-1
+    std::size_t rows = 0;           // values held, nulls included
+    std::size_t first_row = 0;      // of its first value that is not a padding null
+    std::vector<std::size_t> ends;  // a part's: where each row's value ends in values
+  };
+  Column& ColumnOf(std::string_view name);
+  void PadTo(Column* column, std::size_t rows) const;
+  void EndRow(Column* column) const;
+
+  std::vector<Column> columns_;                            // in the order the rows first hold them
+  std::map<std::string, std::size_t, std::less<>> index_;  // name to its place in columns_
+  std::size_t next_ = 0;                                   // the column ColumnOf tries first
+  std::size_t rows_ = 0;
+  bool part_ = false;
+};
 // A readings page's cursor: where the next page of `device_id` resumes, after `sort_key`.
 std::string EncodeCursor(std::string_view device_id, std::string_view sort_key);
 // Cursors: unpadded base64url; Decode is false for any other byte or a non-canonical tail.

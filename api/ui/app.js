@@ -37,6 +37,18 @@ function valuesText(item) {
   return attributes(item).map((k) => k + '=' + JSON.stringify(item[k])).join(' ');
 }
 
+// A format=columns page's row i as valuesText writes an item: its attributes in the order of
+// the page's columns, leaving out the nulls (a reading without that attribute).
+function rowText(page, i) {
+  return Object.entries(page.columns).filter(([, values]) => values[i] !== null)
+    .map(([name, values]) => name + '=' + JSON.stringify(values[i])).join(' ');
+}
+
+// A column's numbers for the chart: null where a row has none or a value of another type.
+function numbers(values, length) {
+  return Array.from({ length }, (_, i) => (values && typeof values[i] === 'number' ? values[i] : null));
+}
+
 // "Usual" interval: the registry's (lastReadingTs - firstReadingTs) / (readings - 1), the mean
 // gap between a device's readings. A device is marked silent when the time since its last
 // reading exceeds ten of those gaps (and at least a minute); with fewer than two readings
@@ -144,7 +156,8 @@ async function showWindow() {
 
 // Windows up to an hour are drawn from the raw readings (the first 1000); longer ones from the
 // /aggregate averages in at most 300 buckets, so a chart of a month reads 300 points, not
-// every reading. #chart's data-source says which was drawn.
+// every reading. #chart's data-source says which was drawn. Both are asked for as
+// format=columns, one array per series: the smaller answer, and already what a chart draws.
 const RAW_WINDOW_MS = 3600 * 1000, MAX_BUCKETS = 300;
 
 function clearChart() {
@@ -159,19 +172,23 @@ async function drawChart() {
   if (!names.length) return;
   const q = windowQuery();
   q.set('attributes', names.join(','));
+  q.set('format', 'columns');
   const span = Date.parse(q.get('to')) - Date.parse(q.get('from'));
   const raw = span <= RAW_WINDOW_MS;
-  let data;
+  let times, series;
   if (raw) {
     q.set('limit', '1000');
     const page = await (await api(devicePath('readings') + q)).json();
-    data = page.items.map((it) => [new Date(it.readingTs), ...names.map((n) => typeof it[n] === 'number' ? it[n] : null)]);
+    times = page.readingTs;
+    series = names.map((n) => numbers(page.columns[n], times.length));
   } else {
     q.set('step', Math.ceil(span / MAX_BUCKETS / 1000) + 's');
     q.set('fn', 'avg');
     const agg = await (await api(devicePath('aggregate') + q)).json();
-    data = agg.buckets.map((b) => [new Date(b.start), ...names.map((n) => b[n] && typeof b[n].avg === 'number' ? b[n].avg : null)]);
+    times = agg.start;
+    series = names.map((n) => numbers(agg.columns[n] && agg.columns[n].avg, times.length));
   }
+  const data = times.map((t, i) => [new Date(t), ...series.map((values) => values[i])]);
   if (chart) chart.destroy();  // a draw that was still waiting when this one began
   chart = data.length ? new Dygraph($('chart'), data, { labels: ['time', ...names] }) : null;
   $('chart').dataset.source = raw ? 'readings' : 'aggregate';
@@ -227,16 +244,17 @@ async function downloadCsv() {
 async function loadReadings() {
   const q = windowQuery();
   q.set('limit', '20');
+  q.set('format', 'columns');
   if (readingsCursor) q.set('cursor', readingsCursor);
   const page = await (await api(devicePath('readings') + q)).json();
   const body = $('readings').tBodies[0];
   body.replaceChildren();
-  for (const it of page.items) {
+  page.readingTs.forEach((ts, i) => {
     const tr = document.createElement('tr');
-    cell(tr, it.readingTs);
-    cell(tr, valuesText(it));
+    cell(tr, ts);
+    cell(tr, rowText(page, i));
     body.appendChild(tr);
-  }
+  });
   readingsCursor = page.nextCursor || null;
   $('readings-more').hidden = !readingsCursor;
 }

@@ -41,17 +41,21 @@ class Http:
             sys.exit(f"InfluxDB: {result['error']}")
         return result, len(body)
 
-    def pages(self, path, params, key):
-        """Every page of a readingsd listing, following nextCursor: (the `key` arrays joined, bytes)."""
-        items, size, cursor = [], 0, None
+    def documents(self, path, params):
+        """Every page of a readingsd listing, following nextCursor: (the pages decoded, bytes)."""
+        docs, size, cursor = [], 0, None
         while True:
             body = self.get(path + "?" + urllib.parse.urlencode(params | ({"cursor": cursor} if cursor else {})))
             size += len(body)
-            doc = json.loads(body)
-            items += doc[key]
-            cursor = doc.get("nextCursor")
+            docs.append(json.loads(body))
+            cursor = docs[-1].get("nextCursor")
             if not cursor:
-                return items, size
+                return docs, size
+
+    def pages(self, path, params, key):
+        """Every page of a readingsd listing, following nextCursor: (the `key` arrays joined, bytes)."""
+        docs, size = self.documents(path, params)
+        return [item for doc in docs for item in doc[key]], size
 
 
 def timed_rounds(systems, requests, rounds):

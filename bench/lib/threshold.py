@@ -4,8 +4,9 @@ fleet" per system, round-robin, and checks that every system answers the same re
 
 usage: threshold.py REQUESTS ROUNDS HOUR THRESHOLD SYSTEM=TARGET...
   HOUR is "2026-06-23T01"; SYSTEM is readingsd (TARGET host:port, the hot_by_hour index through
-  GET /v1/indexes/hot_by_hour/readings, every page), influxdb (host:port, database bench) or
-  postgresql (a libpq DSN, table readings).
+  GET /v1/indexes/hot_by_hour/readings?…&format=columns, every page), readingsd-rows (the same
+  in the default rows format), influxdb (host:port, database bench) or postgresql (a libpq DSN,
+  table readings).
 Each system keeps one connection; a request's clock covers sending the query, reading the whole
 answer (readingsd: every page, following nextCursor) and decoding it (JSON; psycopg2's rows),
 and its count is checked; the readings themselves are compared once per round, outside it. Per round every system answers
@@ -25,12 +26,33 @@ def parse_iso_ms(text):
     return calendar.timegm(time.strptime(head, "%Y-%m-%dT%H:%M:%S")) * 1000 + int((frac or "0")[:3].ljust(3, "0"))
 
 
+INDEX_PATH = "/v1/indexes/hot_by_hour/readings"
+
+
+def readingsd_query(hour, threshold):
+    return {"from": f"{hour}:00:00Z", "to": f"{hour}:59:59.999Z", "gt": threshold, "limit": "10000"}
+
+
 def readingsd(target, hour, threshold):
+    """format=columns: per page one array of device ids, one of times, one per attribute."""
     conn = Http(target)
-    base = {"from": f"{hour}:00:00Z", "to": f"{hour}:59:59.999Z", "gt": threshold, "limit": "10000"}
+    query = readingsd_query(hour, threshold) | {"format": "columns"}
 
     def ask(check):
-        rows, size = conn.pages("/v1/indexes/hot_by_hour/readings", base, "items")
+        pages, size = conn.documents(INDEX_PATH, query)
+        if not check:
+            return sum(len(p["readingTs"]) for p in pages), size
+        return {(d, parse_iso_ms(ts), float(t)) for p in pages
+                for d, ts, t in zip(p["deviceId"], p["readingTs"], p["columns"].get("temperature", []), strict=True)}, size
+    return ask
+
+
+def readingsd_rows(target, hour, threshold):
+    conn = Http(target)
+    query = readingsd_query(hour, threshold)
+
+    def ask(check):
+        rows, size = conn.pages(INDEX_PATH, query, "items")
         if not check:
             return len(rows), size
         return {(i["deviceId"], parse_iso_ms(i["readingTs"]), float(i["temperature"])) for i in rows}, size
@@ -75,7 +97,7 @@ def main():
     if len(sys.argv) < 6:
         sys.exit(__doc__)
     requests, rounds, hour, threshold = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    makers = {"readingsd": readingsd, "influxdb": influxdb, "postgresql": postgresql}
+    makers = {"readingsd": readingsd, "readingsd-rows": readingsd_rows, "influxdb": influxdb, "postgresql": postgresql}
     systems = []
     for arg in sys.argv[5:]:
         name, _, target = arg.partition("=")

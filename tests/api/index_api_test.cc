@@ -2,6 +2,7 @@
 // real store with declared indexes.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
@@ -79,6 +80,75 @@ TEST_F(IndexApiTest, AStringPartitionAndErrors) {
             "InvalidParameter");
   EXPECT_EQ(GetJson("/v1/indexes/hot_by_hour/readings?from=2026-06-23&to=2026-06-24&cursor=AAAA", 400)["error"]["code"],
             "InvalidParameter");
+}
+
+// format=columns on an index: every page of multi-page questions through both indexes is the
+// rows page transposed (deviceId a column, readingHour a column, null where an item lacks an
+// attribute), with the same counts and cursor; a server without read helpers answers the same.
+TEST_F(IndexApiTest, ColumnsPagesAreTheRowsPagesTransposed) {
+  std::vector<storage::Reading> readings;
+  for (int i = 0; i < 1800; ++i) {
+    char device[8], ts[40];
+    std::snprintf(device, sizeof device, "f%02d", i % 30);
+    std::snprintf(ts, sizeof ts, "2026-06-23T%02d:%02d:%02d.%09dZ", 12 + i / 600, i / 10 % 60, i % 60, i % 7);
+    std::vector<storage::Attribute> attributes{{"temperature", 15.0 + i % 101 * 0.25}};
+    if (i % 3 == 0) attributes.push_back({"status", std::string(i % 9 == 0 ? "warn" : "ok")});
+    if (i % 97 == 5) attributes.push_back({"humidity", 40.0 + i % 5});
+    if (i % 250 == 249) attributes.push_back({"door \"front\"", i % 500 == 249});
+    if (i % 400 == 399) attributes.push_back({"note", std::string("a \"quoted\" \u00e9")});
+    readings.push_back(MakeReading(device, ts, std::move(attributes)));
+  }
+  ASSERT_TRUE(store_->Write(readings).ok());
+  ServeOptions options;
+  options.api.read_helpers = 0;
+  Served alone;
+  ASSERT_TRUE(Serve(store_.get(), options, {}, &alone).ok());
+
+  const auto check = [&](const std::string& target) {
+    return ExpectColumnsAreRowsTransposed(port(), alone.server->port(), target);
+  };
+  const std::string window = "/v1/indexes/hot_by_hour/readings?from=2026-06-23T12:00:00Z&to=2026-06-23T14:59:59Z";
+  int pages = 0;
+  for (const std::string& target : std::vector<std::string>{
+           window + "&limit=500", window + "&gt=30&limit=77", window + "&order=desc&limit=250",
+           window + "&attributes=status,humidity&limit=300", window + "&filter=" + UrlEncode("status = 'ok'") + "&limit=400",
+           window + "&le=20&order=desc&limit=1000",
+           "/v1/indexes/hot_by_hour/readings?from=2026-06-23T08:00:00Z&to=2026-06-23T13:30:00Z&limit=1000",
+           "/v1/indexes/by_status/readings?value=ok&limit=150",
+           "/v1/indexes/by_status/readings?value=warn&ge=2026-06-23T13&order=desc&limit=45"}) {
+    std::string cursor;
+    for (int page = 0; page < 20; ++page, ++pages) {
+      const json rows = check(target + (cursor.empty() ? "" : "&cursor=" + cursor));
+      if (!rows.contains("nextCursor")) break;
+      cursor = rows["nextCursor"];
+    }
+  }
+  EXPECT_GT(pages, 20);
+  check("/v1/indexes/hot_by_hour/readings?from=2030-01-01T00:00:00Z&to=2030-01-01T01:00:00Z");  // no items
+}
+
+TEST_F(IndexApiTest, ColumnsInTheDocumentedShape) {
+  const std::string target =
+      "/v1/indexes/hot_by_hour/readings?from=2026-06-23T08:00:00Z&to=2026-06-23T08:59:59Z&ge=48.5&limit=3"
+      "&attributes=temperature,door";
+  const json rows = GetJson(target);
+  ASSERT_EQ(rows["items"].size(), 3u);
+  json hours = json::array();
+  for (const json& item : rows["items"]) hours.push_back(item["readingHour"]);
+  EXPECT_EQ(GetJson(target + "&format=columns"),
+            json({{"index", "hot_by_hour"},
+                  {"deviceId", {"a1", "a1", "a1"}},
+                  {"readingTs", {SampleSortKey(57), SampleSortKey(58), SampleSortKey(59)}},
+                  {"columns", {{"temperature", {48.5, 49, 49.5}}, {"door", {true, false, false}}, {"readingHour", hours}}},
+                  {"count", 3},
+                  {"scannedCount", 3},
+                  {"nextCursor", rows["nextCursor"]}}));
+  EXPECT_EQ(Get(port(), "/v1/indexes/hot_by_hour/readings?from=2030-01-01T00:00:00Z&to=2030-01-01T01:00:00Z&format=columns")
+                .body,
+            R"({"index":"hot_by_hour","deviceId":[],"readingTs":[],"columns":{},"count":0,"scannedCount":0})");
+  EXPECT_EQ(GetJson("/v1/indexes/by_status/readings?value=ok&limit=2&format=columns")["columns"].contains("readingHour"),
+            false);
+  EXPECT_EQ(GetJson(target + "&format=csv", 400)["error"]["message"], "format: expected rows or columns, got \"csv\"");
 }
 
 TEST_F(IndexApiTest, AFleetWideQuestionWithoutAnIndexIsRefusedNamingOne) {

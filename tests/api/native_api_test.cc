@@ -318,32 +318,6 @@ TEST_F(NativeApiTest, PagesWithAReadHelperAreByteForByteThePagesWithout) {
             Get(alone.server->port(), "/v1/devices/long/latest?n=1000").body);
 }
 
-// A rows page transposed as format=columns promises: readingTs in item order, a column per
-// attribute in the order the items first hold it, null where an item lacks it; counts and cursor
-// as they are.
-nlohmann::ordered_json Transposed(const nlohmann::ordered_json& page) {
-  nlohmann::ordered_json out = {{"deviceId", page["deviceId"]}, {"readingTs", nlohmann::ordered_json::array()}};
-  nlohmann::ordered_json columns = nlohmann::ordered_json::object();
-  const nlohmann::ordered_json& items = page["items"];
-  for (std::size_t row = 0; row < items.size(); ++row) {
-    out["readingTs"].push_back(items[row]["readingTs"]);
-    for (const auto& [name, value] : items[row].items()) {
-      if (name == "deviceId" || name == "readingTs") continue;
-      nlohmann::ordered_json& column = columns[name];
-      while (column.size() < row) column.push_back(nullptr);
-      column.push_back(value);
-    }
-  }
-  for (auto& [name, column] : columns.items()) {
-    while (column.size() < items.size()) column.push_back(nullptr);
-  }
-  out["columns"] = columns;
-  for (const char* field : {"count", "scannedCount", "nextCursor"}) {
-    if (page.contains(field)) out[field] = page[field];
-  }
-  return out;
-}
-
 // Every page of multi-page windows in format=columns is the rows page transposed, with the same
 // cursor, whether a read helper rendered the later part of the page or not: the helper's part
 // starts its own columns (one appearing only late in it, one only in what it read past the
@@ -365,14 +339,7 @@ TEST_F(NativeApiTest, ColumnsPagesAreTheRowsPagesTransposedWithAndWithoutReadHel
   ASSERT_NO_FATAL_FAILURE(ServeWithoutReadHelpers(&alone));
 
   const auto check = [&](const std::string& target) {
-    const HttpResult rows = Get(alone.server->port(), target);
-    const std::string columns_target = target + "&format=columns";
-    const HttpResult helped = Get(port(), columns_target);
-    EXPECT_EQ(helped.status, 200) << columns_target << " " << helped.body;
-    EXPECT_EQ(helped.body, Get(alone.server->port(), columns_target).body) << columns_target;
-    EXPECT_EQ(nlohmann::ordered_json::parse(helped.body), Transposed(nlohmann::ordered_json::parse(rows.body)))
-        << columns_target;
-    return rows.Json();
+    return ExpectColumnsAreRowsTransposed(port(), alone.server->port(), target);
   };
   int pages = 0;
   for (const std::string& query : std::vector<std::string>{

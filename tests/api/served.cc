@@ -107,6 +107,51 @@ HttpResult Post(uint16_t port, const std::string& target, const Headers& headers
   return connection.Send("POST", target, headers, body);
 }
 
+nlohmann::ordered_json Transposed(const nlohmann::ordered_json& page) {
+  using Json = nlohmann::ordered_json;
+  const bool index = page.contains("index");
+  Json out = Json::object();
+  if (index) {
+    out["index"] = page["index"];
+    out["deviceId"] = Json::array();
+  } else {
+    out["deviceId"] = page["deviceId"];
+  }
+  out["readingTs"] = Json::array();
+  Json columns = Json::object();
+  const Json& items = page["items"];
+  for (std::size_t row = 0; row < items.size(); ++row) {
+    if (index) out["deviceId"].push_back(items[row]["deviceId"]);
+    out["readingTs"].push_back(items[row]["readingTs"]);
+    for (const auto& [name, value] : items[row].items()) {
+      if (name == "deviceId" || name == "readingTs") continue;
+      Json& column = columns[name];
+      while (column.size() < row) column.push_back(nullptr);
+      column.push_back(value);
+    }
+  }
+  for (auto& [name, column] : columns.items()) {
+    while (column.size() < items.size()) column.push_back(nullptr);
+  }
+  out["columns"] = columns;
+  for (const char* field : {"count", "scannedCount", "nextCursor"}) {
+    if (page.contains(field)) out[field] = page[field];
+  }
+  return out;
+}
+
+nlohmann::json ExpectColumnsAreRowsTransposed(uint16_t port, uint16_t alone_port, const std::string& target) {
+  const HttpResult rows = Get(alone_port, target);
+  EXPECT_EQ(rows.status, 200) << target << " " << rows.body;
+  const std::string columns_target = target + "&format=columns";
+  const HttpResult columns = Get(port, columns_target);
+  EXPECT_EQ(columns.status, 200) << columns_target << " " << columns.body;
+  EXPECT_EQ(columns.body, Get(alone_port, columns_target).body) << columns_target;
+  EXPECT_EQ(nlohmann::ordered_json::parse(columns.body), Transposed(nlohmann::ordered_json::parse(rows.body)))
+      << columns_target;
+  return rows.Json();
+}
+
 std::string UrlEncode(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {

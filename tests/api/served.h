@@ -71,6 +71,15 @@ std::string UrlEncode(const std::string& text);
 // failure when it is not one whole stream of it.
 std::string Inflate(const std::string& body, bool gzip);
 
+// A rows page as format=columns transposes it: readingTs in item order, a column per attribute
+// in the order the items first hold it, null where an item lacks it; counts and cursor as they
+// are. An index's page ({"index":…,"items":[…]}) has its items' deviceId as a column too.
+nlohmann::ordered_json Transposed(const nlohmann::ordered_json& page);
+// Expects `target`&format=columns to be the same page from `port` and from `alone_port` (a server
+// on the same store without read helpers), and to be its rows page (from `alone_port`)
+// transposed. Returns the rows page.
+nlohmann::json ExpectColumnsAreRowsTransposed(uint16_t port, uint16_t alone_port, const std::string& target);
+
 storage::Reading MakeReading(const std::string& device_id, const std::string& sort_key,
                              std::vector<storage::Attribute> attributes);
 

@@ -206,6 +206,19 @@ TEST_F(IndexE2ETest, ReadingsFromTheBrokerAnswerTheApiAndTheCliExactlyAcrossHour
   ASSERT_EQ(status, 0) << out;
   EXPECT_NE(out.find("\ncount " + std::to_string(want.size()) + ", scannedCount "), std::string::npos) << out;
   EXPECT_NE(out.find(want.front().device_id + "  " + want.front().reading_ts), std::string::npos) << out;
+  // The table and CSV are printed from format=columns pages (#23): every reading, in order.
+  std::tie(status, out) = Cli({"--index", "hot_by_hour", "--from", "2026-06-23T01:30Z", "--to", "2026-06-23T03:30Z",
+                               "--gt", "30", "--limit", "7", "--all", "--csv"});
+  ASSERT_EQ(status, 0) << out;
+  std::vector<std::string> csv_lines;
+  for (std::size_t at = 0, end; (end = out.find("\r\n", at)) != std::string::npos; at = end + 2) {
+    csv_lines.push_back(out.substr(at, end - at));
+  }
+  ASSERT_EQ(csv_lines.size(), want.size() + 1) << out;
+  EXPECT_TRUE(csv_lines[0].starts_with("deviceId,readingTs,")) << csv_lines[0];
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(csv_lines[i + 1].starts_with(want[i].device_id + "," + want[i].reading_ts + ",")) << csv_lines[i + 1];
+  }
   EXPECT_EQ(daemon_->Terminate(), 0);
 }
 

@@ -20,7 +20,10 @@ using storage::Reading;
 class Collect : public IndexItemSink {
  public:
   void Add(const IndexItem& item) override {
-    items.push_back(std::string(item.partition) + " " + std::string(item.device_id) + " " + item.sort->text);
+    std::string_view encoded = item.sort;
+    IndexValue sort;
+    EXPECT_TRUE(storage::ReadIndexValue(&encoded, &sort) && encoded.empty());
+    items.push_back(std::string(item.partition) + " " + std::string(item.device_id) + " " + sort.text);
   }
   std::vector<std::string> items;
 };

@@ -361,6 +361,36 @@ TEST(IndexKeyTest, StringsSortByUtf8BytesAndMayHoldNul) {
   }
 }
 
+// ReadIndexValue without a value to fill (what IndexQuery does for every entry) stops where
+// reading it does, and refuses what reading refuses but a number out of range.
+TEST(IndexKeyTest, PassingOverAValueStopsWhereReadingItDoes) {
+  for (const IndexValue& v : std::vector<IndexValue>{{false, "ok"}, {false, std::string("a\0b", 3)}, {false, ""},
+                                                     {true, "0"}, {true, "-12.5"}, {true, "7"}, {true, "0.0125"},
+                                                     {true, "-123456789012345678901234567890123456.78"}}) {
+    std::string encoded;
+    AppendIndexValue(v, &encoded);
+    const std::string followed = encoded + "dev-1";
+    std::string_view read = followed, passed = followed;
+    IndexValue back;
+    ASSERT_TRUE(ReadIndexValue(&read, &back)) << v.text;
+    EXPECT_EQ(back, v);
+    ASSERT_TRUE(ReadIndexValue(&passed, nullptr)) << v.text;
+    EXPECT_EQ(passed, "dev-1") << v.text;
+    for (std::size_t cut = 0; cut < encoded.size(); ++cut) {  // no value ends early
+      std::string_view part = std::string_view(encoded).substr(0, cut);
+      EXPECT_FALSE(ReadIndexValue(&part, nullptr)) << v.text << " cut at " << cut;
+    }
+  }
+  // A leading zero pair ("05"), a trailing zero pair ("50" then "00"), no digits: not canonical.
+  for (const std::string& bad : {std::string("\x04\x82\x07\x01"), std::string("\x04\x82\x34\x02\x01"),
+                                 std::string("\x04\x82\x01")}) {
+    std::string_view read = bad, passed = bad;
+    IndexValue back;
+    EXPECT_FALSE(ReadIndexValue(&read, &back));
+    EXPECT_FALSE(ReadIndexValue(&passed, nullptr));
+  }
+}
+
 TEST(IndexKeyTest, KeysRoundTripAndAPartitionIsOnePrefix) {
   const std::string key = EncodeIndexKey("hot_by_hour", "2026-06-23T08#3", {true, "-12.5"}, "dev-1",
                                          "2026-06-23T08:00:00.000000000Z");

@@ -100,6 +100,8 @@ async function main() {
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
+  const allRequests = [];  // every request the page made, for the format=columns check at the end
+  page.on('request', (r) => allRequests.push(r.url()));
 
   // Auth is on: the page asks for the token, then keeps it for the tab.
   await page.goto(base + '/ui/');
@@ -130,6 +132,11 @@ async function main() {
   const first = await page.locator('#readings tbody td:first-child').allTextContents();
   check(first.length === 20 && first[0] === a[0].readingTs.replace('.000Z', '.000000000Z'),
         'the table shows the first 20 readings: ' + first[0]);
+  const firstValues = await page.locator('#readings tbody td:nth-child(2)').first().textContent();
+  check(firstValues === 'note=' + JSON.stringify(hostile) + ' temperature=20' ||
+        firstValues === 'temperature=20 note=' + JSON.stringify(hostile),
+        'the table row shows the reading\'s values, the string as text: ' + firstValues);
+  check(await page.locator('#readings img').count() === 0, 'no element was made from the attribute string in the table');
   await page.screenshot({ path: path.join(args.out, 'ui-device.png'), fullPage: true });
   await page.click('#readings-more');
   // The page's CSP forbids eval, so wait through a locator rather than waitForFunction.
@@ -151,6 +158,10 @@ async function main() {
   check(await page.locator('#chart').getAttribute('data-points') === '6', 'the hour is charted from its 6 raw readings');
   check(requests.some((u) => u.includes('/v1/devices/ui-long/readings?') && u.includes('attributes=temperature')) &&
         !requests.some((u) => u.includes('/aggregate')), 'a short window asks for readings, not aggregates');
+  const chartUrl = requests.find((u) => u.includes('/v1/devices/ui-long/readings?') && u.includes('attributes=temperature'));
+  check(new URL(chartUrl).searchParams.get('format') === 'columns', 'the chart\'s readings were asked as format=columns: ' + chartUrl);
+  const tableUrl = requests.find((u) => u.includes('/v1/devices/ui-long/readings?') && u.includes('limit=20'));
+  check(new URL(tableUrl).searchParams.get('format') === 'columns', 'the table\'s readings were asked as format=columns: ' + tableUrl);
   await page.fill('#from', new Date(now - 3 * 86400000).toISOString().slice(0, 19));
   await page.locator('#window button', { hasText: 'Show' }).click();
   await page.locator('#chart[data-source="aggregate"]').waitFor();
@@ -158,10 +169,11 @@ async function main() {
   const asked = new URL(aggregateUrl).searchParams;
   const buckets = (Date.parse(asked.get('to')) - Date.parse(asked.get('from'))) / 1000 / parseInt(asked.get('step'), 10);
   check(buckets <= 300, 'the aggregate step keeps the window to at most 300 buckets: ' + asked.get('step'));
+  check(asked.get('format') === 'columns', 'the aggregate was asked as format=columns: ' + aggregateUrl);
   const answer = await (await apiGet(aggregateUrl)).json();
   const points = Number(await page.locator('#chart').getAttribute('data-points'));
-  check(points === answer.buckets.length && points > 0 && points < 300,
-        'the chart drew the ' + answer.buckets.length + ' buckets of /aggregate, not the 300 readings: ' + points);
+  check(points === answer.start.length && points > 0 && points < 300,
+        'the chart drew the ' + answer.start.length + ' buckets of /aggregate, not the 300 readings: ' + points);
   check(await chartInked(page), 'the long window\'s chart is drawn on');
   await page.screenshot({ path: path.join(args.out, 'ui-device-long.png'), fullPage: true });
 
@@ -196,6 +208,11 @@ async function main() {
   check(await (await apiGet('/v1/devices/ui-long/readings?' + windowParams)).text() === csv,
         'the file is byte for byte the window\'s CSV in one page');
 
+  // Every JSON page of readings or buckets the page asked for was columns; only the download is rows of CSV.
+  const pages = allRequests.filter((u) => /\/v1\/devices\/[^/]+\/(readings|aggregate)\?/.test(u) && !u.includes('format=csv'));
+  check(pages.length >= 7 && pages.every((u) => new URL(u).searchParams.get('format') === 'columns'),
+        'every readings and aggregate request of the page was format=columns: ' +
+        JSON.stringify(pages.filter((u) => new URL(u).searchParams.get('format') !== 'columns')));
   check(dialogs.length === 0, 'no script ran from the data (dialogs: ' + JSON.stringify(dialogs) + ')');
   check(errors.length === 0, 'no page errors: ' + JSON.stringify(errors));
   await browser.close();
