@@ -412,8 +412,9 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   router_hooks.write.on_rejected = ingest_hooks.on_rejected;
   if (!serve_only) router_hooks.delete_readings = DeleteReadingsHook(store.get(), &exporter, &log);
   std::unique_ptr<api::Router> router;  // before `server`, which serves it until destroyed
-  if (Status s = api::Router::Make(RouterOptionsFrom(config.http, config.ingest, tokens), store.get(), router_hooks, &router);
-      !s.ok()) {
+  api::RouterOptions router_options = RouterOptionsFrom(config.http, config.ingest, tokens);
+  router_options.cluster = ForwardOptionsFrom(config);
+  if (Status s = api::Router::Make(router_options, store.get(), router_hooks, &router); !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
     return kExitConfig;
   }
