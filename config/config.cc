@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -118,20 +119,29 @@ std::string Wrap(std::string_view text, std::string_view indent, size_t width) {
   return line.empty() ? out : out + std::string(indent) + line + "\n";
 }
 
-// Reads the [[index]] tables into *indexes, each problem as (line, message).
-void LoadIndexes(const toml::node& node, std::string_view source, std::vector<IndexConfig>* indexes,
-                 std::vector<std::pair<uint32_t, std::string>>* problems) {
-  auto problem = [&](const toml::source_region& at, std::string_view why) {
-    problems->emplace_back(at.begin.line,
-                           std::string(source) + ":" + std::to_string(at.begin.line) + ": index: " + std::string(why));
+using Problems = std::vector<std::pair<uint32_t, std::string>>;
+using Problem = std::function<void(const toml::source_region& at, std::string_view why)>;
+
+// Calls `each` with every table of `node`, the [[name]] tables of the file, and how to report a
+// problem in it: as (line, "<source>:<line>: <name>: <why>"). Anything else is one problem.
+void ForEachTable(const toml::node& node, std::string_view source, std::string_view name, Problems* problems,
+                  const std::function<void(const toml::table&, const Problem&)>& each) {
+  const Problem problem = [&](const toml::source_region& at, std::string_view why) {
+    problems->emplace_back(at.begin.line, std::string(source) + ":" + std::to_string(at.begin.line) + ": " +
+                                              std::string(name) + ": " + std::string(why));
   };
   const toml::array* tables = node.as_array();
   if (tables == nullptr || !tables->is_array_of_tables()) {
-    problem(node.source(), "must be [[index]] tables, got " + TypeName(node));
+    problem(node.source(), "must be [[" + std::string(name) + "]] tables, got " + TypeName(node));
     return;
   }
-  for (const toml::node& element : *tables) {
-    const toml::table& table = *element.as_table();
+  for (const toml::node& element : *tables) each(*element.as_table(), problem);
+}
+
+// Reads the [[index]] tables into *indexes, each problem as (line, message).
+void LoadIndexes(const toml::node& node, std::string_view source, std::vector<IndexConfig>* indexes,
+                 Problems* problems) {
+  ForEachTable(node, source, "index", problems, [&](const toml::table& table, const Problem& problem) {
     IndexConfig index;
     bool ok = true;
     for (const auto& [key, value] : table) {
@@ -159,7 +169,7 @@ void LoadIndexes(const toml::node& node, std::string_view source, std::vector<In
         ok = false;
       }
     }
-    if (!ok) continue;
+    if (!ok) return;
     std::string why;
     if (index.name.empty() || index.partition.empty() || index.sort.empty()) {
       why = "needs name, partition and sort";
@@ -175,24 +185,14 @@ void LoadIndexes(const toml::node& node, std::string_view source, std::vector<In
     } else {
       problem(table.source(), Quote(index.name) + ": " + why);
     }
-  }
+  });
 }
 
 // Reads the [[cluster.nodes]] tables into *nodes, each problem as (line, message). What spans
 // keys (partitions against nats.partitions, cluster.node) is checked by Finish.
 void LoadNodes(const toml::node& node, std::string_view source, std::vector<ClusterNodeConfig>* nodes,
-               std::vector<std::pair<uint32_t, std::string>>* problems) {
-  auto problem = [&](const toml::source_region& at, std::string_view why) {
-    problems->emplace_back(at.begin.line, std::string(source) + ":" + std::to_string(at.begin.line) +
-                                              ": cluster.nodes: " + std::string(why));
-  };
-  const toml::array* tables = node.as_array();
-  if (tables == nullptr || !tables->is_array_of_tables()) {
-    problem(node.source(), "must be [[cluster.nodes]] tables, got " + TypeName(node));
-    return;
-  }
-  for (const toml::node& element : *tables) {
-    const toml::table& table = *element.as_table();
+               Problems* problems) {
+  ForEachTable(node, source, "cluster.nodes", problems, [&](const toml::table& table, const Problem& problem) {
     ClusterNodeConfig entry;
     bool ok = true;
     for (const auto& [key, value] : table) {
@@ -216,7 +216,7 @@ void LoadNodes(const toml::node& node, std::string_view source, std::vector<Clus
         ok = false;
       }
     }
-    if (!ok) continue;
+    if (!ok) return;
     std::string why, host, port;
     if (entry.name.empty() || entry.url.empty() || entry.partitions.empty()) {
       why = "a node needs name, url and partitions (e.g. name = \"node1\", url = \"http://10.0.0.1:8080\", "
@@ -237,7 +237,7 @@ void LoadNodes(const toml::node& node, std::string_view source, std::vector<Clus
     } else {
       problem(table.source(), (entry.name.empty() ? "" : "node " + Quote(entry.name) + ": ") + why);
     }
-  }
+  });
 }
 
 }  // namespace
