@@ -160,6 +160,11 @@ Status Forwarder::Ask(const Node& node, http::Request request, http::Response* a
       !s.ok()) {
     return s;
   }
+  // A node that says it cannot answer now (every connection busy, its map disagrees) is passed
+  // over like one that is down.
+  if (got.result() == http::status::service_unavailable) {
+    return Status::Unavailable("answered 503: " + got.body().substr(0, 300));
+  }
   http::Response out{got.result(), 11};
   for (const auto& f : got) {
     switch (f.name()) {

@@ -64,7 +64,8 @@ class Forwarder {
   http::Response Devices(const http::Request& request, const Local& local) const;
   // `request` as node `node` gets it: marked forwarded, without what belongs to this hop.
   http::Request Outgoing(const http::Request& request) const;
-  // Sends `request` to `node`; *answer gets its answer, relayed. Unavailable when it is down.
+  // Sends `request` to `node`; *answer gets its answer, relayed. Unavailable when it is down or
+  // answers 503.
   Status Ask(const Node& node, http::Request request, http::Response* answer) const;
 
   const ForwardOptions options_;
