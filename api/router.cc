@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <span>
 
 #include "api/ui/ui.h"
 
@@ -23,6 +24,12 @@ Status Router::Make(const RouterOptions& options, const storage::Store* store, R
   for (const std::string& token : options.bearer_tokens) {
     if (token.empty()) return Status::InvalidArgument("a bearer token is empty");
   }
+  if (options.cluster) {
+    const cluster::NodeMap& map = options.cluster->map;
+    if (map.partitions < 1 || map.self >= map.nodes.size() || map.Self().partitions.empty()) {
+      return Status::InvalidArgument("the node map must hold this node, owning at least one of at least one partition");
+    }
+  }
   router->reset(new Router(options, store, std::move(hooks)));
   return Status::OK();
 }
@@ -36,7 +43,8 @@ Router::Router(const RouterOptions& options, const storage::Store* store, Router
       request_id_salt_(std::random_device{}() * 0x100000000ull + std::random_device{}()),
       read_helpers_(options.read_helpers),
       read_{*store, options.limits, &read_helpers_, std::move(hooks.on_partition_read),
-            std::move(hooks.on_index_partition_read)} {}
+            std::move(hooks.on_index_partition_read)},
+      forwarder_(options.cluster ? std::optional<cluster::Forwarder>(std::in_place, *options.cluster) : std::nullopt) {}
 
 dynamodb::Context Router::DynamoDbContext() {
   char id[33];
@@ -69,6 +77,43 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
     res.set(http::field::www_authenticate, "Bearer");
     return res;
   }
+  if (forwarder_) {
+    std::string device;
+    if (const cluster::Reach reach = ReachOf(request, &device); reach != cluster::Reach::kLocal) {
+      const cluster::Local local{
+          .answer = [this](const http::Request& part) {
+            std::string_view unused;
+            return Answer(part, &unused);
+          },
+          .merge_devices =
+              [this, &request](std::span<const std::string> parts) {
+                return native::MergeDevicePages(options_.limits, request, parts);
+              },
+          .error = [this, dynamodb_call](http::status status, std::string_view code, std::string_view message) {
+            return dynamodb_call ? dynamodb::Error(DynamoDbContext(), status, code, message)
+                                 : native::Error(status, code, message);
+          }};
+      if (std::optional<http::Response> answer = forwarder_->Route(request, reach, device, local, endpoint)) {
+        return std::move(*answer);
+      }
+    }
+  }
+  return Answer(request, endpoint);
+}
+
+cluster::Reach Router::ReachOf(const http::Request& request, std::string* device_id) {
+  const std::string_view target = http::ToStd(request.target());
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/") return dynamodb::ReachOf(request, device_id);
+  if (path == "/api/v1/read") return request.method() == http::verb::post ? cluster::Reach::kFleet : cluster::Reach::kLocal;
+  // A write is stored by the node it reaches (docs/cluster.md).
+  if (write::IsWriteRequest(request)) return cluster::Reach::kLocal;
+  return native::ReachOf(request, device_id);
+}
+
+http::Response Router::Answer(const http::Request& request, std::string_view* endpoint) {
+  const std::string_view target = http::ToStd(request.target());
+  const std::string_view path = target.substr(0, target.find('?'));
   if (path == "/") return dynamodb::HandleRequest(DynamoDbContext(), request, endpoint);
   if (path == "/api/v1/read") return prometheus::HandleRequest(prometheus::Context{read_, options_.remote_read}, request, endpoint);
   if (write::IsWriteRequest(request)) return write::HandleRequest(write::Context{options_.write, write_}, request, endpoint);

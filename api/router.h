@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "api/prometheus/prometheus.h"
 #include "api/write/write.h"
 #include "base/status.h"
+#include "cluster/forward.h"
 #include "http/auth.h"
 #include "http/handler.h"
 #include "query/query.h"
@@ -37,6 +39,9 @@ struct RouterOptions {
   // (query/read_helpers.h); 0 = every page is read by its request's thread alone.
   int read_helpers = 1;
   write::WriteOptions write;
+  // Set: this node is one of several (docs/cluster.md), and answers for every partition through
+  // the others: cluster::Forwarder.
+  std::optional<cluster::ForwardOptions> cluster;
 
   bool operator==(const RouterOptions&) const = default;
 };
@@ -52,7 +57,8 @@ struct RouterHooks {
 
 // Thread-safe. The endpoint names it reports: ui, devices, readings, delete_readings, latest,
 // item, aggregate, index_readings, fleet_readings, healthz, readyz, metrics, prometheus.read,
-// dynamodb.<Op>, dynamodb.other, write.json, write.influx, write.influx2, unauthorized, other.
+// dynamodb.<Op>, dynamodb.other, write.json, write.influx, write.influx2, unauthorized, other;
+// with a node map also forwarded, devices_merged and forward_refused.
 class Router final : public http::Handler {
  public:
   // `store` is not owned and must outlive the router. InvalidArgument for unusable options.
@@ -73,6 +79,10 @@ class Router final : public http::Handler {
   Router(const RouterOptions& options, const storage::Store* store, RouterHooks hooks);
   // Each with a request id of its own (x-amzn-RequestId).
   dynamodb::Context DynamoDbContext();
+  // What this node's store answers, credentials checked: the API the request is for.
+  http::Response Answer(const http::Request& request, std::string_view* endpoint);
+  // What the request needs of the fleet (cluster::Reach), with a node map.
+  static cluster::Reach ReachOf(const http::Request& request, std::string* device_id);
 
   const RouterOptions options_;
   const native::OpsHooks ops_;
@@ -84,6 +94,7 @@ class Router final : public http::Handler {
   std::atomic<uint64_t> requests_{0};
   query::ReadHelpers read_helpers_;
   const query::ReadContext read_;  // after read_helpers_, which it points to
+  const std::optional<cluster::Forwarder> forwarder_;
 };
 
 }  // namespace readingsd::api

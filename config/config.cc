@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
 #include <optional>
 #include <system_error>
 #include <utility>
 
+#include "cluster/node_map.h"
 #include "config/schema.h"
 
 namespace readingsd::config {
@@ -117,20 +119,29 @@ std::string Wrap(std::string_view text, std::string_view indent, size_t width) {
   return line.empty() ? out : out + std::string(indent) + line + "\n";
 }
 
-// Reads the [[index]] tables into *indexes, each problem as (line, message).
-void LoadIndexes(const toml::node& node, std::string_view source, std::vector<IndexConfig>* indexes,
-                 std::vector<std::pair<uint32_t, std::string>>* problems) {
-  auto problem = [&](const toml::source_region& at, std::string_view why) {
-    problems->emplace_back(at.begin.line,
-                           std::string(source) + ":" + std::to_string(at.begin.line) + ": index: " + std::string(why));
+using Problems = std::vector<std::pair<uint32_t, std::string>>;
+using Problem = std::function<void(const toml::source_region& at, std::string_view why)>;
+
+// Calls `each` with every table of `node`, the [[name]] tables of the file, and how to report a
+// problem in it: as (line, "<source>:<line>: <name>: <why>"). Anything else is one problem.
+void ForEachTable(const toml::node& node, std::string_view source, std::string_view name, Problems* problems,
+                  const std::function<void(const toml::table&, const Problem&)>& each) {
+  const Problem problem = [&](const toml::source_region& at, std::string_view why) {
+    problems->emplace_back(at.begin.line, std::string(source) + ":" + std::to_string(at.begin.line) + ": " +
+                                              std::string(name) + ": " + std::string(why));
   };
   const toml::array* tables = node.as_array();
   if (tables == nullptr || !tables->is_array_of_tables()) {
-    problem(node.source(), "must be [[index]] tables, got " + TypeName(node));
+    problem(node.source(), "must be [[" + std::string(name) + "]] tables, got " + TypeName(node));
     return;
   }
-  for (const toml::node& element : *tables) {
-    const toml::table& table = *element.as_table();
+  for (const toml::node& element : *tables) each(*element.as_table(), problem);
+}
+
+// Reads the [[index]] tables into *indexes, each problem as (line, message).
+void LoadIndexes(const toml::node& node, std::string_view source, std::vector<IndexConfig>* indexes,
+                 Problems* problems) {
+  ForEachTable(node, source, "index", problems, [&](const toml::table& table, const Problem& problem) {
     IndexConfig index;
     bool ok = true;
     for (const auto& [key, value] : table) {
@@ -158,7 +169,7 @@ void LoadIndexes(const toml::node& node, std::string_view source, std::vector<In
         ok = false;
       }
     }
-    if (!ok) continue;
+    if (!ok) return;
     std::string why;
     if (index.name.empty() || index.partition.empty() || index.sort.empty()) {
       why = "needs name, partition and sort";
@@ -174,7 +185,59 @@ void LoadIndexes(const toml::node& node, std::string_view source, std::vector<In
     } else {
       problem(table.source(), Quote(index.name) + ": " + why);
     }
-  }
+  });
+}
+
+// Reads the [[cluster.nodes]] tables into *nodes, each problem as (line, message). What spans
+// keys (partitions against nats.partitions, cluster.node) is checked by Finish.
+void LoadNodes(const toml::node& node, std::string_view source, std::vector<ClusterNodeConfig>* nodes,
+               Problems* problems) {
+  ForEachTable(node, source, "cluster.nodes", problems, [&](const toml::table& table, const Problem& problem) {
+    ClusterNodeConfig entry;
+    bool ok = true;
+    for (const auto& [key, value] : table) {
+      if (key == "partitions") {
+        Value list;
+        if (Status s = FromNode(value, Kind::kList, &list); !s.ok()) {
+          problem(value.source(), "partitions " + s.message());
+          ok = false;
+        } else {
+          entry.partitions = std::get<List>(std::move(list));
+        }
+      } else if (key == "name" || key == "url") {
+        if (std::optional<std::string> text = value.value_exact<std::string>()) {
+          (key == "name" ? entry.name : entry.url) = std::move(*text);
+        } else {
+          problem(value.source(), std::string(key.str()) + " must be a string, got " + TypeName(value));
+          ok = false;
+        }
+      } else {
+        problem(key.source(), "unknown key " + Quote(key.str()) + " (a node has name, url, partitions)");
+        ok = false;
+      }
+    }
+    if (!ok) return;
+    std::string why, host, port;
+    if (entry.name.empty() || entry.url.empty() || entry.partitions.empty()) {
+      why = "a node needs name, url and partitions (e.g. name = \"node1\", url = \"http://10.0.0.1:8080\", "
+            "partitions = [\"0-7\"])";
+    } else if (!std::all_of(entry.name.begin(), entry.name.end(), [](char c) {
+                 return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+               })) {
+      why = "name must be of a-z A-Z 0-9 _ -, got " + Quote(entry.name);
+    } else if (Status s = cluster::ParseNodeUrl(entry.url, &host, &port); !s.ok()) {
+      why = "url " + s.message();
+    } else if (std::any_of(nodes->begin(), nodes->end(), [&](const ClusterNodeConfig& n) { return n.name == entry.name; })) {
+      why = "duplicate node name " + Quote(entry.name);
+    } else if (std::any_of(nodes->begin(), nodes->end(), [&](const ClusterNodeConfig& n) { return n.url == entry.url; })) {
+      why = "two nodes have the url " + Quote(entry.url);
+    }
+    if (why.empty()) {
+      nodes->push_back(std::move(entry));
+    } else {
+      problem(table.source(), (entry.name.empty() ? "" : "node " + Quote(entry.name) + ": ") + why);
+    }
+  });
 }
 
 }  // namespace
@@ -204,6 +267,8 @@ Status LoadToml(std::string_view text, std::string_view source, Config* config, 
   };
 
   std::optional<std::vector<IndexConfig>> indexes;
+  std::optional<std::vector<ClusterNodeConfig>> nodes;
+  uint32_t nodes_line = 0;
   for (const auto& [section_key, section_node] : root) {
     std::string_view section = section_key.str();
     if (section == "index") {
@@ -222,6 +287,11 @@ Status LoadToml(std::string_view text, std::string_view source, Config* config, 
     }
     for (const auto& [name_key, node] : *table) {
       std::string name = std::string(section) + "." + std::string(name_key.str());
+      if (name == "cluster.nodes") {
+        nodes_line = node.source().begin.line;
+        LoadNodes(node, source, &nodes.emplace(), &problems);
+        continue;
+      }
       const Key* key = FindKey(name);
       if (!key) {
         problem(name_key.source(), name, "unknown key" + DidYouMean(name));
@@ -251,6 +321,10 @@ Status LoadToml(std::string_view text, std::string_view source, Config* config, 
     origins->push_back({s.key->name, where(s.line)});
   }
   if (indexes) config->indexes = std::move(*indexes);
+  if (nodes) {
+    config->cluster.nodes = std::move(*nodes);
+    origins->push_back({"cluster.nodes", where(nodes_line)});
+  }
   return Status::OK();
 }
 
@@ -330,6 +404,10 @@ std::string ToToml(const Config& config) {
            "\nsort = " + internal::Quote(index.sort) + "\nsort_type = " + internal::Quote(index.sort_type) +
            "\nshards = " + std::to_string(index.shards) + "\n";
   }
+  for (const ClusterNodeConfig& node : config.cluster.nodes) {
+    out += "\n[[cluster.nodes]]\nname = " + internal::Quote(node.name) + "\nurl = " + internal::Quote(node.url) +
+           "\npartitions = " + internal::FormatValue(node.partitions) + "\n";
+  }
   return out;
 }
 
@@ -388,7 +466,11 @@ std::string HelpText() {
       "  partition = \"readingHour\" readingHour, readingDay or a string attribute\n"
       "  sort = \"temperature\"      a number or string attribute, or readingTs\n"
       "  sort_type = \"number\"      \"number\" (default) or \"string\"\n"
-      "  shards = 1                 1..256: partition values \"v#0\" .. \"v#n-1\"\n";
+      "  shards = 1                 1..256: partition values \"v#0\" .. \"v#n-1\"\n"
+      "\n[[cluster.nodes]] (config file only, one table per node of the node map; docs/cluster.md)\n"
+      "  name = \"node1\"            a-z A-Z 0-9 _ -; cluster.node names this node's\n"
+      "  url = \"http://10.0.0.1:8080\"  its HTTP API, where other nodes forward requests\n"
+      "  partitions = [\"0-7\"]      the partitions it owns (\"N\" or \"N-M\" entries)\n";
   return out;
 }
 

@@ -65,6 +65,7 @@ struct NatsConfig {
   std::string subject_prefix = "readings";
   int partitions = 16;  // P of the servers' partition(P,1) mapping
   // Entries "N" or "N-M"; [] = every partition.
+  // With a node map ([cluster]), this node's partitions there; set here too, they must agree.
   std::vector<std::string> owned_partitions;
   std::string durable_prefix = "readingsd";  // unique per node
   int stream_replicas = 1;      // when readingsd creates the stream
@@ -77,6 +78,26 @@ struct NatsConfig {
   std::string dead_letter_subject;  // "" = rejections are logged and counted only
 
   bool operator==(const NatsConfig&) const = default;
+};
+
+// One node of the node map: a [[cluster.nodes]] table (config file only).
+struct ClusterNodeConfig {
+  std::string name;
+  std::string url;                      // http://host:port of its HTTP API
+  std::vector<std::string> partitions;  // "N" or "N-M" entries below nats.partitions
+
+  bool operator==(const ClusterNodeConfig&) const = default;
+};
+
+// Several nodes answering for each other (docs/cluster.md): a request for a partition this node
+// does not own is forwarded to a live owner. Off while nodes is empty.
+struct ClusterConfig {
+  std::string node;  // this node's name in nodes
+  std::vector<ClusterNodeConfig> nodes;
+  int connect_timeout_ms = 500;     // an owner that takes longer to accept is down: the next is tried
+  int forward_timeout_ms = 10000;   // the most a forwarded request waits for its whole answer
+
+  bool operator==(const ClusterConfig&) const = default;
 };
 
 // The plausible readingTs window. A device whose clock was never set stamps its readings 1970
@@ -166,6 +187,7 @@ struct Config {
   StorageConfig storage;
   MqttConfig mqtt;
   NatsConfig nats;
+  ClusterConfig cluster;
   IngestConfig ingest;
   HttpConfig http;
   MetricsConfig metrics;

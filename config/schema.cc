@@ -288,6 +288,33 @@ struct Rule {
   std::function<std::string(const Config&)> problem;
 };
 
+// The names of the node map's nodes, for messages: "n1, n2, n3".
+std::string NodeNames(const ClusterConfig& cluster) {
+  std::string names;
+  for (const ClusterNodeConfig& node : cluster.nodes) names += (names.empty() ? "" : ", ") + node.name;
+  return names;
+}
+
+// Why the node map does not fit nats.partitions: an entry out of range, or a partition no node owns.
+std::string NodeMapProblem(const Config& c) {
+  const auto partitions = static_cast<uint32_t>(c.nats.partitions);
+  std::vector<bool> owned(partitions, false);
+  for (const ClusterNodeConfig& node : c.cluster.nodes) {
+    std::vector<uint32_t> list;
+    if (Status s = cluster::ParsePartitionList(node.partitions, partitions, &list); !s.ok()) {
+      return "cluster.nodes: node " + Quote(node.name) + ": " + s.message();
+    }
+    for (uint32_t p : list) owned[p] = true;
+  }
+  for (uint32_t p = 0; p < partitions; ++p) {
+    if (!owned[p] && !c.cluster.nodes.empty()) {
+      return "cluster.nodes: partition " + Num(int64_t{p}) + " (of nats.partitions = " + Num(int64_t{partitions}) +
+             ") has no owner: every partition needs one, two for a node to be able to fail";
+    }
+  }
+  return "";
+}
+
 const std::vector<Rule>& Rules() {
   static const std::vector<Rule> rules = {
       {{"mqtt.reconnect_min_ms", "mqtt.reconnect_max_ms"},
@@ -325,6 +352,17 @@ const std::vector<Rule>& Rules() {
                     ? "mqtt.password_file needs mqtt.username (MQTT sends no password without one)"
                     : "";
        }},
+      {{"cluster.node", "cluster.nodes"},
+       [](const Config& c) -> std::string {
+         if (c.cluster.nodes.empty()) {
+           return c.cluster.node.empty() ? "" : "cluster.node needs the node map, [[cluster.nodes]] tables";
+         }
+         for (const ClusterNodeConfig& node : c.cluster.nodes) {
+           if (node.name == c.cluster.node) return "";
+         }
+         return "cluster.node (" + Quote(c.cluster.node) + ") must name one of cluster.nodes: " + NodeNames(c.cluster);
+       }},
+      {{"cluster.nodes", "nats.partitions"}, NodeMapProblem},
       {{"nats.owned_partitions", "nats.partitions"},
        [](const Config& c) -> std::string {
          std::vector<uint32_t> owned;
@@ -437,6 +475,17 @@ const std::vector<Key>& Keys() {
                     "NATS subject each rejected reading is published to, as mqtt.dead_letter_topic's "
                     "envelope; \"\" = log and count only",
                     OptionalNatsSubject),
+
+      READINGSD_KEY(cluster, node,
+                    "this node's name among the [[cluster.nodes]] tables (the node map, config file "
+                    "only; docs/cluster.md); \"\" = one node answering alone"),
+      READINGSD_KEY(cluster, connect_timeout_ms,
+                    "a node that does not accept a forwarded request's connection within this is taken "
+                    "as down and the partition's next owner is asked",
+                    AtLeast(1)),
+      READINGSD_KEY(cluster, forward_timeout_ms,
+                    "the most a request forwarded to another node waits for its whole answer",
+                    AtLeast(1)),
 
       READINGSD_KEY(ingest, min_timestamp,
                     "readings stamped before this ISO-8601 time are refused (timestamp_too_old), "
@@ -656,6 +705,36 @@ bool ParseDuration(std::string_view text, std::chrono::seconds* out) {
   return true;
 }
 
+namespace {
+
+// One source of this node's partitions: with a node map, nats.owned_partitions is its entry's,
+// and one set anyway must say the same.
+Status OwnedPartitionsOfTheMap(Config* config, const Origins& origins, std::string_view fallback) {
+  const ClusterConfig& map = config->cluster;
+  if (map.nodes.empty()) return Status::OK();
+  const auto self = std::find_if(map.nodes.begin(), map.nodes.end(),
+                                 [&map](const ClusterNodeConfig& node) { return node.name == map.node; });
+  const auto given = std::find_if(origins.rbegin(), origins.rend(),
+                                  [](const Origin& o) { return o.key == "nats.owned_partitions"; });
+  if (given == origins.rend()) {
+    config->nats.owned_partitions = self->partitions;
+    return Status::OK();
+  }
+  const auto partitions = static_cast<uint32_t>(config->nats.partitions);
+  std::vector<uint32_t> in_map, in_nats;
+  // Both were checked by the rules.
+  cluster::ParsePartitionList(self->partitions, partitions, &in_map);
+  cluster::ParsePartitionList(config->nats.owned_partitions, partitions, &in_nats);
+  if (in_map == in_nats) return Status::OK();
+  return Status::InvalidArgument(
+      (given->where.empty() ? std::string(fallback) : given->where) + ": nats.owned_partitions (" +
+      FormatValue(config->nats.owned_partitions) + ") disagrees with the partitions of node " + Quote(map.node) +
+      " in cluster.nodes (" + FormatValue(self->partitions) +
+      "); the node map is enough: remove nats.owned_partitions");
+}
+
+}  // namespace
+
 Status Finish(Config* config, const Origins& origins, std::string_view fallback) {
   for (const Rule& rule : Rules()) {
     std::string problem = rule.problem(*config);
@@ -666,6 +745,7 @@ Status Finish(Config* config, const Origins& origins, std::string_view fallback)
     std::string_view where = blamed == origins.rend() ? fallback : std::string_view(blamed->where);
     return Status::InvalidArgument(std::string(where) + ": " + problem);
   }
+  if (Status s = OwnedPartitionsOfTheMap(config, origins, fallback); !s.ok()) return s;
   // storage.retention, ingest.max_future and nats.stream_max_age were checked when they were set.
   ParseDuration(config->storage.retention, &config->storage.retention_seconds);
   ParseDuration(config->ingest.max_future, &config->ingest.max_future_seconds);

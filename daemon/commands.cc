@@ -15,7 +15,7 @@
 
 #include "base/csv.h"
 #include "base/text.h"
-#include "daemon/http_client.h"
+#include "http/client.h"
 #include "daemon/import.h"
 #include "daemon/options.h"
 #include "daemon/service.h"
@@ -189,7 +189,7 @@ std::optional<int> DaemonApiFrom(const config::Config& config, const char* comma
     std::fprintf(stderr, "readingsd %s: http.listen: expected host:port\n", command);
     return kExitConfig;
   }
-  api->host = LoopbackFor(listen.host);
+  api->host = http::LoopbackFor(listen.host);
   api->port = std::to_string(listen.port);
   if (!config.http.auth_token_file.empty()) {
     std::vector<std::string> tokens;
@@ -206,8 +206,8 @@ std::optional<int> DaemonApiFrom(const config::Config& config, const char* comma
 // sent when `print_raw`. The exit code when there is none (daemon unreachable, or its error).
 std::optional<int> GetPage(const DaemonApi& api, const char* command, const std::string& target, bool print_raw,
                            json* page) {
-  HttpGetResult res;
-  if (Status s = HttpGet(api.host, api.port, target, api.token, std::chrono::seconds(30), &res); !s.ok()) {
+  http::HttpGetResult res;
+  if (Status s = http::HttpGet(api.host, api.port, target, api.token, std::chrono::seconds(30), &res); !s.ok()) {
     std::fprintf(stderr, "readingsd %s: is the daemon running? %s\n", command, s.message().c_str());
     return kExitUnavailable;
   }
@@ -422,9 +422,9 @@ int DeleteCommand(const config::Config& config, const std::vector<std::string>& 
   if (vm.count("all")) target += "all=true";
   DaemonApi api;
   if (std::optional<int> exit = DaemonApiFrom(config, "delete", &api)) return *exit;
-  HttpGetResult res;
+  http::HttpGetResult res;
   // A large range is deleted a batch at a time before the answer: allow it the time.
-  if (Status s = HttpDelete(api.host, api.port, target, api.token, std::chrono::hours(1), &res); !s.ok()) {
+  if (Status s = http::HttpDelete(api.host, api.port, target, api.token, std::chrono::hours(1), &res); !s.ok()) {
     std::fprintf(stderr, "readingsd delete: is the daemon running? %s\n", s.message().c_str());
     return kExitUnavailable;
   }

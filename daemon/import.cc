@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "base/text.h"
-#include "daemon/http_client.h"
+#include "http/client.h"
 #include "daemon/options.h"
 #include "daemon/service.h"
 #include "ingest/csv_readings.h"
@@ -99,8 +99,8 @@ class HttpSink final : public Sink {
 
  private:
   Status Post(std::string body, std::vector<ingest::Rejection>* refused) {
-    HttpGetResult res;
-    if (Status s = HttpPost(host_, port_, "/v1/readings", token_, "application/json", std::move(body),
+    http::HttpGetResult res;
+    if (Status s = http::HttpPost(host_, port_, "/v1/readings", token_, "application/json", std::move(body),
                             std::chrono::seconds(60), &res);
         !s.ok()) {
       return s;
@@ -398,7 +398,7 @@ int Import(const config::Config& config, const ImportOptions& options) {
       std::fprintf(stderr, "readingsd import: http.listen: expected host:port\n");
       return kExitConfig;
     }
-    const std::string host = LoopbackFor(listen.host);
+    const std::string host = http::LoopbackFor(listen.host);
     std::fprintf(stderr, "import: a running daemon holds %s; importing through its HTTP API at %s:%u\n",
                  config.storage.data_dir.c_str(), host.c_str(), listen.port);
     sink = std::make_unique<HttpSink>(host, std::to_string(listen.port), options.token, config.http.max_body_bytes,

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <utility>
 
+#include "cluster/node_map.h"
 #include "cluster/partition.h"
 #include "storage/key.h"
 
@@ -69,6 +70,24 @@ ingest::NatsOptions NatsOptionsFrom(const config::Config& c) {
   o.ack_wait = std::chrono::seconds(c.nats.ack_wait_seconds);
   o.dead_letter_subject = c.nats.dead_letter_subject;
   o.payload = PayloadOptionsFrom(c.mqtt, c.ingest);
+  return o;
+}
+std::optional<cluster::ForwardOptions> ForwardOptionsFrom(const config::Config& c) {
+  if (c.cluster.nodes.empty()) return std::nullopt;
+  cluster::ForwardOptions o;
+  o.map.partitions = static_cast<uint32_t>(c.nats.partitions);
+  // Checked when the config was read: every url parses, every entry is below the count, and
+  // cluster.node is one of the nodes.
+  for (const config::ClusterNodeConfig& n : c.cluster.nodes) {
+    cluster::Node node;
+    node.name = n.name;
+    cluster::ParseNodeUrl(n.url, &node.host, &node.port);
+    cluster::ParsePartitionList(n.partitions, o.map.partitions, &node.partitions);
+    if (n.name == c.cluster.node) o.map.self = o.map.nodes.size();
+    o.map.nodes.push_back(std::move(node));
+  }
+  o.connect_timeout = std::chrono::milliseconds(c.cluster.connect_timeout_ms);
+  o.timeout = std::chrono::milliseconds(c.cluster.forward_timeout_ms);
   return o;
 }
 metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& c) {

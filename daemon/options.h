@@ -3,11 +3,13 @@
 // tests/daemon/options_test.cc pins that the two sets of defaults agree.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api/router.h"
 #include "base/text.h"
+#include "cluster/forward.h"
 #include "config/config.h"
 #include "http/server.h"
 #include "ingest/mqtt_ingest.h"
@@ -24,6 +26,8 @@ storage::StoreOptions StoreOptionsFrom(const config::Config& config);
 ingest::MqttOptions IngestOptionsFrom(const config::MqttConfig& config, const config::IngestConfig& window);
 // [nats], with [mqtt]'s payload limits (max_payload_bytes, max_batch) and [ingest]'s window.
 ingest::NatsOptions NatsOptionsFrom(const config::Config& config);
+// [cluster], with nats.partitions: the node map and its timeouts; nullopt without a node map.
+std::optional<cluster::ForwardOptions> ForwardOptionsFrom(const config::Config& config);
 metrics::HotnessOptions HotnessOptionsFrom(const config::MetricsConfig& config);
 // `listen` is config.listen, parsed.
 http::ServerOptions ServerOptionsFrom(const config::HttpConfig& config, const HostPort& listen);

@@ -11,7 +11,7 @@
 
 #include "api/router.h"
 #include "base/text.h"
-#include "daemon/http_client.h"
+#include "http/client.h"
 #include "daemon/log.h"
 #include "daemon/options.h"
 #include "http/server.h"
@@ -131,9 +131,9 @@ void Reload(const config::Config& running, const std::string& config_path, Log* 
 void PingWatchdog(const ingest::Source* ingest, const std::string& http_host, const std::string& http_port,
                   const std::string& token, Log* log) {
   bool ingest_alive = !ingest || std::chrono::steady_clock::now() - ingest->LastLoop() < std::chrono::seconds(10);
-  HttpGetResult probe;
+  http::HttpGetResult probe;
   bool http_alive =
-      HttpGet(http_host, http_port, "/healthz", token, std::chrono::seconds(2), &probe).ok() && probe.status == 200;
+      http::HttpGet(http_host, http_port, "/healthz", token, std::chrono::seconds(2), &probe).ok() && probe.status == 200;
   if (!ingest_alive || !http_alive) {
     log->Write(LogLevel::kWarning, std::string("watchdog: not pinging:") + (ingest_alive ? "" : " ingest loop stuck") +
                                        (http_alive ? "" : " HTTP not answering"));
@@ -413,8 +413,9 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   router_hooks.write.on_rejected = ingest_hooks.on_rejected;
   if (!serve_only) router_hooks.delete_readings = DeleteReadingsHook(store.get(), &exporter, &log);
   std::unique_ptr<api::Router> router;  // before `server`, which serves it until destroyed
-  if (Status s = api::Router::Make(RouterOptionsFrom(config.http, config.ingest, tokens), store.get(), router_hooks, &router);
-      !s.ok()) {
+  api::RouterOptions router_options = RouterOptionsFrom(config.http, config.ingest, tokens);
+  router_options.cluster = ForwardOptionsFrom(config);
+  if (Status s = api::Router::Make(router_options, store.get(), router_hooks, &router); !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
     return kExitConfig;
   }
@@ -432,7 +433,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
   }
   const std::string http_port = std::to_string(server->port());
   log.Write(LogLevel::kInfo, "http: listening on " + listen.host + ":" + http_port);
-  const std::string http_host = LoopbackFor(listen.host);  // where the watchdog probe connects
+  const std::string http_host = http::LoopbackFor(listen.host);  // where the watchdog probe connects
 
   if (Status s = serve_only ? Status::OK() : StartIngest(config, password, store.get(), ingest_hooks, &exporter, &ingest);
       !s.ok()) {

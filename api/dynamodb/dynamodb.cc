@@ -48,6 +48,21 @@ http::Response Error(const Context& context, http::status status, std::string_vi
   return res;
 }
 
+cluster::Reach ReachOf(const http::Request& request, std::string* device_id) {
+  const std::string_view target = http::ToStd(request["X-Amz-Target"]);
+  if (request.method() != http::verb::post || !target.starts_with(kTargetPrefix)) return cluster::Reach::kLocal;
+  const std::string_view name = target.substr(kTargetPrefix.size());
+  if (name == "Scan" || name == "BatchGetItem") return cluster::Reach::kFleet;
+  if (name != "Query" && name != "GetItem") return cluster::Reach::kLocal;
+  Json body;
+  if (ParseJson(request.body(), &body) != JsonParseError::kNone || !body.is_object()) return cluster::Reach::kLocal;
+  try {
+    return internal::ReachOfRead(name, body, device_id);
+  } catch (const Json::exception&) {
+    return cluster::Reach::kLocal;
+  }
+}
+
 http::Response HandleRequest(const Context& context, const http::Request& request,
                                    std::string_view* endpoint) {
   *endpoint = "dynamodb.other";

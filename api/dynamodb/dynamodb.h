@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "cluster/node_map.h"
 #include "http/handler.h"
 #include "query/query.h"
 
@@ -32,6 +33,12 @@ struct Context {
 // Thread-safe: it keeps nothing between calls. `endpoint` is set to the name reported to
 // http::ServerHooks::on_request: dynamodb.<Op> or dynamodb.other.
 http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
+
+// What `request` needs of the fleet when this node holds only some partitions: GetItem and a
+// Query of the table are kDevice (the device their key names), Scan, BatchGetItem and a Query of
+// an index kFleet. What this module refuses anyway (a malformed body, an unknown operation) and
+// the table's metadata are kLocal.
+cluster::Reach ReachOf(const http::Request& request, std::string* device_id);
 
 // A DynamoDB-shaped error: x-amzn-ErrorType, {"__type":"com.amazonaws.dynamodb.v20120810#<type>",
 // "message":…}, x-amzn-RequestId and x-amz-crc32 (which botocore verifies).

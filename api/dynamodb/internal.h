@@ -150,6 +150,9 @@ Status ParseReadParameters(const Context& context, const Json& body, std::string
 // must be used by one of them, as DynamoDB requires.
 Status CheckPlaceholdersUsed(const Expressions& expressions, const ReadParameters& read);
 
+// A Query's or GetItem's (`operation`) reach (dynamodb.h ReachOf).
+cluster::Reach ReachOfRead(std::string_view operation, const Json& body, std::string* device_id);
+
 http::Response QueryOp(const Context& context, const Json& body);
 http::Response GetItemOp(const Context& context, const Json& body);
 http::Response ScanOp(const Context& context, const Json& body);

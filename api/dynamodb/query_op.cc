@@ -251,6 +251,35 @@ http::Response QueryOp(const Context& context, const Json& body) {
   return Ok(context, response);
 }
 
+cluster::Reach ReachOfRead(std::string_view operation, const Json& body, std::string* device_id) {
+  std::string device, timestamp;
+  if (operation == "GetItem") {
+    const auto key = body.find("Key");
+    if (key == body.end() || !ParseKey(*key, "", &device, &timestamp).ok()) return cluster::Reach::kLocal;
+  } else if (body.contains("IndexName")) {
+    return cluster::Reach::kFleet;
+  } else {
+    std::optional<std::string> key_text;
+    std::optional<Json> key_conditions;
+    Expressions expressions;
+    if (!Get(body, "KeyConditionExpression", &key_text).ok() || !Get(body, "KeyConditions", &key_conditions).ok() ||
+        !ParseExpressionAttributes(body, &expressions).ok()) {
+      return cluster::Reach::kLocal;
+    }
+    std::string a, b;
+    query::SortKeyOp op = query::SortKeyOp::kAll;
+    query::KeyCondition key;
+    if (key_text ? !expr::ParseKeyConditionExpression(*key_text, expressions.context, &device, &op, &a, &b).ok()
+                 : !key_conditions || !ParseKeyConditions(*key_conditions, &key).ok()) {
+      return cluster::Reach::kLocal;
+    }
+    if (!key_text) device = key.device_id;
+  }
+  if (!storage::ValidateDeviceId(device).ok()) return cluster::Reach::kLocal;
+  *device_id = std::move(device);
+  return cluster::Reach::kDevice;
+}
+
 http::Response GetItemOp(const Context& context, const Json& body) {
   std::optional<std::string> table, projection_text, capacity_text;
   std::optional<Json> key;

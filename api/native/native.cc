@@ -18,6 +18,8 @@
 #include "api/native/index.h"
 #include "api/native/request.h"
 #include "base/text.h"
+#include "cluster/node_map.h"
+#include "cluster/partition.h"
 #include "expr/expr.h"
 #include "json/dump.h"
 #include "storage/key.h"
@@ -44,7 +46,7 @@ struct EndpointSpec {
 };
 
 const EndpointSpec& SpecOf(Route route) {
-  static const EndpointSpec kDevices{"devices", {"prefix", "limit", "cursor"}};
+  static const EndpointSpec kDevices{"devices", {"prefix", "limit", "cursor", "partitions", "partition_count"}};
   static const EndpointSpec kReadings{
       "readings",
       {"from", "to", "after", "before", "begins_with", "limit", "order", "cursor", "filter", "attributes", "format"}};
@@ -668,6 +670,61 @@ http::Response Latest(const Context& context, const Match& match, const Params& 
   return RunQuery(context, request, projection, format, false);
 }
 
+// A device listing's page as a node answered it (Devices): each device's id and its JSON.
+struct DevicePart {
+  std::vector<std::pair<std::string_view, std::string_view>> devices;
+  bool more = false;  // it had a nextCursor
+};
+
+// False when `body` is not a listing Devices renders.
+bool SliceDevicePage(std::string_view body, DevicePart* part) {
+  constexpr std::string_view kHead = "{\"devices\":[";
+  constexpr std::string_view kId = "{\"deviceId\":\"";
+  if (!body.starts_with(kHead)) return false;
+  std::size_t i = kHead.size();
+  while (i < body.size() && body[i] != ']') {
+    if (part->devices.size() > 0 && body[i++] != ',') return false;
+    if (body.substr(i, kId.size()) != kId) return false;
+    const std::size_t id_end = body.find('"', i + kId.size());  // a device id needs no escape
+    // The device's end: its braces balanced, outside strings.
+    int depth = 0;
+    bool in_string = false;
+    std::size_t j = i;
+    for (; j < body.size(); ++j) {
+      const char c = body[j];
+      if (in_string) {
+        if (c == '\\') ++j;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        break;
+      }
+    }
+    if (id_end == std::string_view::npos || j >= body.size()) return false;
+    part->devices.emplace_back(body.substr(i + kId.size(), id_end - i - kId.size()), body.substr(i, j + 1 - i));
+    i = j + 1;
+  }
+  if (i >= body.size()) return false;
+  part->more = body.substr(i).starts_with("],\"nextCursor\":");
+  return true;
+}
+
+// partitions and partition_count (together): only the devices in those partitions
+// (cluster::PartitionOf), for a node that merges the listings of several (cluster::Forwarder).
+Status PartitionsParam(const Params& params, std::size_t* count, std::vector<uint32_t>* wanted) {
+  const std::string* partitions = Find(params, "partitions");
+  if ((partitions == nullptr) != (Find(params, "partition_count") == nullptr)) {
+    return Status::InvalidArgument("partitions and partition_count go together");
+  }
+  if (partitions == nullptr) return Status::OK();
+  if (Status s = CountParam(params, "partition_count", 1, 65536, count); !s.ok()) return s;
+  const Status s = cluster::ParsePartitionRanges(*partitions, static_cast<uint32_t>(*count), wanted);
+  return s.ok() ? s : Named("partitions", s);
+}
+
 // GET /v1/devices: the device registry, paged like the readings: at most `limit` devices and
 // about max_page_bytes (the device crossing it is included); nextCursor while more follow.
 http::Response Devices(const Context& context, const Params& params) {
@@ -684,10 +741,24 @@ http::Response Devices(const Context& context, const Params& params) {
   if (const std::string* cursor = Find(params, "cursor")) {
     if (Status s = DecodeDeviceCursor(*cursor, prefix, &after); !s.ok()) return ErrorFromStatus(s);
   }
-  std::vector<storage::DeviceSummary> devices;
-  // One more than the page: a cursor only when another device follows.
-  if (Status s = context.read.store.ListDevices(prefix, after, limit + 1, &devices); !s.ok()) {
-    return ErrorFromStatus(s);
+  std::vector<uint32_t> wanted;  // empty: every device
+  std::size_t partition_count = 0;
+  if (Status s = PartitionsParam(params, &partition_count, &wanted); !s.ok()) return ErrorFromStatus(s);
+  std::vector<storage::DeviceSummary> devices, chunk;
+  // One more than the page: a cursor only when another device follows. With partitions, read on
+  // until that many are of them or the registry ends.
+  for (std::string from = after; devices.size() < limit + 1;) {
+    chunk.clear();
+    if (Status s = context.read.store.ListDevices(prefix, from, limit + 1, &chunk); !s.ok()) return ErrorFromStatus(s);
+    if (chunk.empty()) break;
+    from = chunk.back().device_id;
+    for (storage::DeviceSummary& d : chunk) {
+      if (wanted.empty() || std::binary_search(wanted.begin(), wanted.end(),
+                                               cluster::PartitionOf(d.device_id, static_cast<uint32_t>(partition_count)))) {
+        devices.push_back(std::move(d));
+      }
+    }
+    if (chunk.size() < limit + 1) break;
   }
   std::string body = "{\"devices\":[";
   std::vector<storage::AttributeView> attributes;
@@ -794,6 +865,39 @@ http::Response Error(http::status status, std::string_view code, std::string_vie
   return JsonResponse(status, DumpJson(body));
 }
 
+cluster::Reach ReachOf(const http::Request& request, std::string* device_id) {
+  const std::string_view target = http::ToStd(request.target());
+  const auto question = target.find('?');
+  Match match;
+  if (!MatchPath(target.substr(0, question), &match).ok()) return cluster::Reach::kLocal;
+  const bool get = request.method() == http::verb::get;
+  switch (match.route) {
+    case Route::kReadings:
+      if (request.method() == http::verb::delete_) return cluster::Reach::kEveryOwner;
+      [[fallthrough]];
+    case Route::kLatest:
+    case Route::kItem:
+    case Route::kAggregate:
+      if (!get || !storage::ValidateDeviceId(match.device_id).ok()) return cluster::Reach::kLocal;
+      *device_id = std::move(match.device_id);
+      return cluster::Reach::kDevice;
+    case Route::kDevices: {
+      // A listing that names its partitions is one node's part of a merged one.
+      Params params;
+      const std::string_view query = question == std::string_view::npos ? "" : target.substr(question + 1);
+      if (!get || !ParseQueryString(query, SpecOf(match.route), &params).ok() || Find(params, "partitions")) {
+        return cluster::Reach::kLocal;
+      }
+      return cluster::Reach::kDevices;
+    }
+    case Route::kIndexReadings:
+    case Route::kFleetReadings:
+      return get ? cluster::Reach::kFleet : cluster::Reach::kLocal;
+    default:
+      return cluster::Reach::kLocal;
+  }
+}
+
 http::Response HandleRequest(const Context& context, const http::Request& request,
                                  std::string_view* endpoint) {
   *endpoint = "other";
@@ -851,6 +955,50 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
       return Metrics(context);
   }
   return Error(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path));
+}
+
+http::Response MergeDevicePages(const query::ReadLimits& limits, const http::Request& request,
+                                std::span<const std::string> parts) {
+  const std::string_view target = http::ToStd(request.target());
+  const auto question = target.find('?');
+  Params params;
+  if (Status s = ParseQueryString(question == std::string_view::npos ? "" : target.substr(question + 1),
+                                  SpecOf(Route::kDevices), &params);
+      !s.ok()) {
+    return ErrorFromStatus(s);
+  }
+  std::size_t limit = 0;
+  if (Status s = CountParam(params, "limit", kDefaultLimit, limits.max_limit, &limit); !s.ok()) return ErrorFromStatus(s);
+  std::vector<std::pair<std::string_view, std::string_view>> all;
+  // A part that has more devices than it gave knows none past its last: the page ends there.
+  std::optional<std::string_view> bound;
+  bool more = false;
+  for (const std::string& body : parts) {
+    DevicePart part;
+    if (!SliceDevicePage(body, &part)) {
+      return Error(http::status::bad_gateway, "BadGateway", "a node's part of the device listing is not one");
+    }
+    if (part.more && !part.devices.empty()) {
+      more = true;
+      if (!bound || part.devices.back().first < *bound) bound = part.devices.back().first;
+    }
+    all.insert(all.end(), part.devices.begin(), part.devices.end());
+  }
+  std::sort(all.begin(), all.end());  // the parts' partitions, so their devices, are disjoint
+  std::string body = "{\"devices\":[";
+  std::size_t listed = 0;
+  for (; listed < all.size() && listed < limit && (!bound || all[listed].first <= *bound) &&
+         (listed == 0 || body.size() < limits.max_page_bytes);
+       ++listed) {
+    if (listed > 0) body.push_back(',');
+    body.append(all[listed].second);
+  }
+  body.push_back(']');
+  if (listed < all.size() || more) {
+    body.append(",\"nextCursor\":\"").append(EncodeDeviceCursor(all[listed - 1].first)).push_back('"');
+  }
+  body.push_back('}');
+  return JsonResponse(http::status::ok, std::move(body));
 }
 
 }  // namespace readingsd::api::native

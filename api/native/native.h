@@ -1,6 +1,8 @@
 // The native JSON API (the Router sends it every request that is not a DynamoDB call).
 //
-//   GET /v1/devices                 prefix, limit, cursor: every device in id order with its first
+//   GET /v1/devices                 prefix, limit, cursor (and partitions, partition_count: only
+//                                   those partitions' devices, a node's part of a merged listing,
+//                                   cluster::Forwarder): every device in id order with its first
 //                                   and last reading time, reading count and latest reading, from
 //                                   the device registry (storage::Store::ListDevices); a page ends
 //                                   at limit (default 100, at most http.max_limit) or after about
@@ -26,9 +28,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "cluster/node_map.h"
 #include "http/handler.h"
 #include "query/query.h"
 
@@ -57,6 +61,17 @@ struct Context {
 // http::ServerHooks::on_request: devices, readings, delete_readings, latest, item, aggregate,
 // index_readings, fleet_readings, healthz, readyz, metrics or other.
 http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
+
+// What `request` needs of the fleet when this node holds only some partitions, and for kDevice
+// the device it reads. What this module refuses anyway (no such path, a bad device id, a method
+// not allowed) is kLocal: every node refuses it alike.
+cluster::Reach ReachOf(const http::Request& request, std::string* device_id);
+
+// One page of the device listing from the parts several nodes answered for `request`, each a
+// 200 answer's body for its own partitions (cluster::Forwarder): in device id order, at most the
+// request's limit, with one cursor, as a node holding every partition answers it.
+http::Response MergeDevicePages(const query::ReadLimits& limits, const http::Request& request,
+                                std::span<const std::string> parts);
 
 // The native error response; the Router uses it too (401, and what the server refuses itself).
 http::Response Error(http::status status, std::string_view code, std::string_view message);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "api/native/native.h"
+#include "cluster/partition.h"
 #include "tests/api/served.h"
 
 namespace readingsd::test {
@@ -74,6 +76,40 @@ TEST_F(DevicesApiTest, AnOverwriteOfTheLatestReadingIsListedAndCountsOnce) {
   const json a10 = Ok("?prefix=a10")["devices"][0];
   EXPECT_EQ(a10["readings"], 3);
   EXPECT_EQ(a10["latest"]["temperature"], 12.5);
+}
+
+TEST_F(DevicesApiTest, PartitionsListOnlyTheirDevicesPageByPage) {
+  for (uint32_t p = 0; p < 3; ++p) {
+    std::vector<std::string> want;
+    for (const char* id : {"a1", "a10", "b2", "edge"}) {
+      if (cluster::PartitionOf(id, 3) == p) want.push_back(id);
+    }
+    int pages = 0;
+    EXPECT_EQ(Walk("?limit=1&partitions=" + std::to_string(p) + "&partition_count=3", &pages), want) << p;
+  }
+  ExpectBad("?partitions=0-1", "partitions and partition_count go together");
+  ExpectBad("?partitions=3&partition_count=3", "partitions: partition entry \"3\"");
+}
+
+// What a node with a node map does with its parts (cluster::Forwarder): the merge of the parts'
+// pages is, page after page, the page of the whole listing, byte for byte.
+TEST_F(DevicesApiTest, PartsOfTheListingMergeIntoThePagesOfTheWhole) {
+  for (const std::string limit : {"1", "2", "3", "100"}) {
+    std::string cursor;
+    int pages = 0;
+    do {
+      const std::string query = "?limit=" + limit + (cursor.empty() ? "" : "&cursor=" + cursor);
+      const HttpResult whole = Get(port(), "/v1/devices" + query);
+      ASSERT_EQ(whole.status, 200) << whole.body;
+      const std::vector<std::string> parts = {
+          Get(port(), "/v1/devices" + query + "&partitions=0&partition_count=3").body,
+          Get(port(), "/v1/devices" + query + "&partitions=1-2&partition_count=3").body};
+      const http::Request request{http::verb::get, "/v1/devices" + query, 11};
+      const http::Response merged = api::native::MergeDevicePages(query::ReadLimits{}, request, parts);
+      ASSERT_EQ(merged.body(), whole.body) << query;
+      cursor = whole.Json().contains("nextCursor") ? whole.Json()["nextCursor"].get<std::string>() : "";
+    } while (!cursor.empty() && ++pages < 10);
+  }
 }
 
 TEST_F(DevicesApiTest, PagesByLimitAndCursor) {

@@ -79,8 +79,9 @@ std::map<std::string, std::string> KeyLines(const std::string& toml) {
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     if (line[0] == '[') {
-      section = line.substr(1, line.find(']') - 1);
-    } else {
+      // The lines of [[index]] and [[cluster.nodes]] tables are no keys of the schema.
+      section = line.starts_with("[[") ? "" : line.substr(1, line.find(']') - 1);
+    } else if (!section.empty()) {
       lines[section + "." + line.substr(0, line.find(' '))] = line;
     }
   }
@@ -180,6 +181,10 @@ Config EveryKeyChanged() {
   c.nats.stream_max_age = "30d";
   c.nats.stream_max_age_seconds = std::chrono::hours(24 * 30);
   c.nats.fetch_batch = 10;
+  c.cluster.node = "node2";
+  c.cluster.nodes = {{"node1", "http://10.0.0.1:8080", {"0-63"}}, {"node2", "http://10.0.0.2:8080", {"0-15", "32"}}};
+  c.cluster.connect_timeout_ms = 1;
+  c.cluster.forward_timeout_ms = 2;
   c.ingest.min_timestamp = "1970-01-01T01:00:00+01:00";
   c.ingest.max_future = "";
   c.ingest.max_future_seconds = std::chrono::seconds(0);
@@ -391,6 +396,52 @@ TEST(IndexTest, BadDeclarationsNameTheFileAndLine) {
   EXPECT_THAT(TomlError("[[index]]\nname = \"abc\"\npartition = \"readingHour\"\n"),
               HasSubstr("needs name, partition and sort"));
   EXPECT_THAT(TomlError("index = 3\n"), StartsWith("readingsd.toml:1: index: must be [[index]] tables"));
+}
+
+// A node map of three nodes over 6 partitions, each partition owned twice; `nats` goes into [nats].
+std::string NodeMap(const std::string& nats = "", const std::string& node = "n2") {
+  return "[nats]\npartitions = 6\n" + nats + "[cluster]\nnode = \"" + node + "\"\n" +
+    "[[cluster.nodes]]\nname = \"n1\"\nurl = \"http://10.0.0.1:8080\"\npartitions = [\"0-3\"]\n"
+    "[[cluster.nodes]]\nname = \"n2\"\nurl = \"http://10.0.0.2:8080\"\npartitions = [\"2-5\"]\n"
+    "[[cluster.nodes]]\nname = \"n3\"\nurl = \"http://[::1]:8081\"\npartitions = [\"0-1\", \"4-5\"]\n";
+}
+
+TEST(ClusterTest, TheNodeMapIsReadInFileOrderGivesThisNodesPartitionsAndSurvivesToTomlAndBack) {
+  Config c = ParseOk(NodeMap());
+  ASSERT_EQ(c.cluster.nodes.size(), 3u);
+  EXPECT_EQ(c.cluster.node, "n2");
+  EXPECT_EQ(c.cluster.nodes[0], (ClusterNodeConfig{"n1", "http://10.0.0.1:8080", {"0-3"}}));
+  EXPECT_EQ(c.cluster.nodes[2], (ClusterNodeConfig{"n3", "http://[::1]:8081", {"0-1", "4-5"}}));
+  // One source of this node's partitions: nats.owned_partitions is its entry's.
+  EXPECT_EQ(c.nats.owned_partitions, std::vector<std::string>{"2-5"});
+  EXPECT_EQ(ParseOk(ToToml(c)), c);
+  // Set as well, it may say the same in other words.
+  EXPECT_EQ(ParseOk(NodeMap("owned_partitions = [\"2\", \"3-5\"]\n")).nats.owned_partitions,
+            (std::vector<std::string>{"2", "3-5"}));
+}
+
+TEST(ClusterTest, AMapThatCannotAnswerEveryPartitionIsRefusedNamingTheKey) {
+  const std::string map = "[nats]\npartitions = 6\n[cluster]\nnode = \"n1\"\n[[cluster.nodes]]\nname = \"n1\"\n"
+                          "url = \"http://10.0.0.1:8080\"\npartitions = [\"0-3\"]\n";
+  EXPECT_EQ(TomlError(map), "readingsd.toml:5: cluster.nodes: partition 4 (of nats.partitions = 6) has no owner: "
+                            "every partition needs one, two for a node to be able to fail");
+  EXPECT_EQ(TomlError(NodeMap("owned_partitions = [\"0-5\"]\n")),
+            "readingsd.toml:3: nats.owned_partitions ([\"0-5\"]) disagrees with the partitions of node \"n2\" in "
+            "cluster.nodes ([\"2-5\"]); the node map is enough: remove nats.owned_partitions");
+  EXPECT_THAT(TomlError(NodeMap("", "n4")),
+              HasSubstr("cluster.node (\"n4\") must name one of cluster.nodes: n1, n2, n3"));
+  EXPECT_EQ(TomlError("[cluster]\nnode = \"n1\"\n"),
+            "readingsd.toml:2: cluster.node needs the node map, [[cluster.nodes]] tables");
+  EXPECT_THAT(TomlError(map + "[[cluster.nodes]]\nname = \"n2\"\nurl = \"http://10.0.0.2:8080\"\npartitions = [\"4-9\"]\n"),
+              HasSubstr("cluster.nodes: node \"n2\": partition entry \"4-9\" must be N or N-M with N <= M < 6"));
+  EXPECT_EQ(TomlError(map + "[[cluster.nodes]]\nname = \"n2\"\nurl = \"https://10.0.0.2\"\npartitions = [\"4-5\"]\n"),
+            "readingsd.toml:9: cluster.nodes: node \"n2\": url must be http://host:port (e.g. "
+            "\"http://10.0.0.2:8080\"), got \"https://10.0.0.2\"");
+  EXPECT_EQ(TomlError(map + "[[cluster.nodes]]\nname = \"n1\"\nurl = \"http://10.0.0.2:8080\"\npartitions = [\"4-5\"]\n"),
+            "readingsd.toml:9: cluster.nodes: node \"n1\": duplicate node name \"n1\"");
+  EXPECT_EQ(TomlError(map + "[[cluster.nodes]]\nname = \"n2\"\nport = 1\n"),
+            "readingsd.toml:11: cluster.nodes: unknown key \"port\" (a node has name, url, partitions)");
+  EXPECT_THAT(TomlError(map + "[[cluster.nodes]]\nname = \"n2\"\n"), HasSubstr("a node needs name, url and partitions"));
 }
 
 TEST(ParseTomlTest, ListenAddresses) {

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <thread>
 
-#include "daemon/http_client.h"
+#include "http/client.h"
 #include "storage/key.h"
 
 namespace readingsd::test {
@@ -219,8 +219,8 @@ std::pair<int, std::string> RunProgram(const std::vector<std::string>& argv, std
 }
 
 std::pair<int, std::string> Get(int port, const std::string& target) {
-  daemon::HttpGetResult result;
-  if (!daemon::HttpGet("127.0.0.1", std::to_string(port), target, "", std::chrono::seconds(5), &result).ok()) {
+  http::HttpGetResult result;
+  if (!http::HttpGet("127.0.0.1", std::to_string(port), target, "", std::chrono::seconds(5), &result).ok()) {
     return {0, ""};
   }
   return {result.status, result.body};

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "daemon/http_client.h"
+#include "http/client.h"
 
 #include "tests/daemon/daemon_harness.h"
 #include "tests/support/mosquitto_broker.h"
@@ -140,8 +140,8 @@ TEST(DevicesE2E, DeleteCommandDeletesThroughTheDaemonWithItsToken) {
   daemon.StartUnready();  // /readyz itself needs the token
   const std::string port = std::to_string(daemon.http_port());
   auto get = [&](const std::string& target) {
-    daemon::HttpGetResult res;
-    EXPECT_TRUE(daemon::HttpGet("127.0.0.1", port, target, "s3cret", seconds(5), &res).ok());
+    http::HttpGetResult res;
+    EXPECT_TRUE(http::HttpGet("127.0.0.1", port, target, "s3cret", seconds(5), &res).ok());
     return res;
   };
   for (int i = 0; i < 300 && get("/readyz").status != 200; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -151,8 +151,8 @@ TEST(DevicesE2E, DeleteCommandDeletesThroughTheDaemonWithItsToken) {
   const std::string listen = "--http.listen=127.0.0.1:" + port;
 
   // Without the token nothing is deleted; without a range the command refuses.
-  daemon::HttpGetResult anonymous;
-  ASSERT_TRUE(daemon::HttpDelete("127.0.0.1", port, "/v1/devices/dev00001/readings?all=true", "", seconds(5), &anonymous).ok());
+  http::HttpGetResult anonymous;
+  ASSERT_TRUE(http::HttpDelete("127.0.0.1", port, "/v1/devices/dev00001/readings?all=true", "", seconds(5), &anonymous).ok());
   EXPECT_EQ(anonymous.status, 401);
   auto [no_range, refusal] = RunReadingsd({listen, tokens, "delete", "--device", "dev00001"});
   EXPECT_EQ(no_range, 64) << refusal;

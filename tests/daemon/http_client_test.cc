@@ -1,6 +1,6 @@
 // HttpGet, the watchdog's self-probe and `readingsd query`'s client, against servers that
 // misbehave: it must give up at its timeout, never wait for ever.
-#include "daemon/http_client.h"
+#include "http/client.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -23,8 +23,8 @@ TEST(HttpGet, GivesUpAtItsTimeoutWhenTheServerNeverAnswers) {
   int port = 0;
   const int listener = ListenOnLoopback(4, &port);
   auto get = std::async(std::launch::async, [port] {
-    daemon::HttpGetResult result;
-    return daemon::HttpGet("127.0.0.1", std::to_string(port), "/healthz", "", 200ms, &result);
+    http::HttpGetResult result;
+    return http::HttpGet("127.0.0.1", std::to_string(port), "/healthz", "", 200ms, &result);
   });
   const bool returned = get.wait_for(60s) == std::future_status::ready;
   // Closing the listener resets the queued connection, so a hung call returns and the test ends.
@@ -37,8 +37,8 @@ TEST(HttpGet, GivesUpAtItsTimeoutWhenTheServerNeverAnswers) {
 
 TEST(HttpGet, ARefusedConnectionIsUnavailableAndSaysWhy) {
   const int port = FreeLoopbackPorts(1)[0];
-  daemon::HttpGetResult result;
-  const Status s = daemon::HttpGet("127.0.0.1", std::to_string(port), "/healthz", "", 5s, &result);
+  http::HttpGetResult result;
+  const Status s = http::HttpGet("127.0.0.1", std::to_string(port), "/healthz", "", 5s, &result);
   EXPECT_EQ(s.code(), Status::Code::kUnavailable) << s.ToString();
   EXPECT_NE(s.ToString().find("refused"), std::string::npos) << s.ToString();
 }

@@ -14,6 +14,30 @@ TEST(OptionsTest, ConfigDefaultsAreTheLibraryDefaults) {
   ASSERT_TRUE(ParseHostPort(config::HttpConfig{}.listen, &listen).ok());
   EXPECT_EQ(ServerOptionsFrom(config::HttpConfig{}, listen), http::ServerOptions{});
   EXPECT_EQ(RouterOptionsFrom(config::HttpConfig{}, config::IngestConfig{}, {}), api::RouterOptions{});
+  EXPECT_EQ(ForwardOptionsFrom(config::Config{}), std::nullopt);  // no node map, no forwarding
+  config::Config one;
+  one.cluster = {.node = "a", .nodes = {{"a", "http://h:1", {}}}};
+  const std::optional<cluster::ForwardOptions> forward = ForwardOptionsFrom(one);
+  ASSERT_TRUE(forward);
+  EXPECT_EQ(forward->connect_timeout, cluster::ForwardOptions{}.connect_timeout);
+  EXPECT_EQ(forward->timeout, cluster::ForwardOptions{}.timeout);
+}
+
+TEST(OptionsTest, TheNodeMapReachesTheForwarder) {
+  config::Config c;
+  c.nats.partitions = 4;
+  c.cluster.node = "b";
+  c.cluster.nodes = {{"a", "http://10.0.0.1:8080", {"0-3"}}, {"b", "http://[::1]:9", {"1", "3"}}};
+  c.cluster.connect_timeout_ms = 7;
+  c.cluster.forward_timeout_ms = 8;
+  const std::optional<cluster::ForwardOptions> o = ForwardOptionsFrom(c);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->map.partitions, 4u);
+  EXPECT_EQ(o->map.self, 1u);
+  EXPECT_EQ(o->map.nodes[0], (cluster::Node{"a", "10.0.0.1", "8080", {0, 1, 2, 3}}));
+  EXPECT_EQ(o->map.nodes[1], (cluster::Node{"b", "::1", "9", {1, 3}}));
+  EXPECT_EQ(o->connect_timeout, std::chrono::milliseconds(7));
+  EXPECT_EQ(o->timeout, std::chrono::milliseconds(8));
 }
 
 TEST(OptionsTest, EveryHttpSettingReachesItsStruct) {

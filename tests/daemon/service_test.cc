@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "daemon/http_client.h"
+#include "http/client.h"
 #include "daemon/options.h"
 #include "daemon/service.h"
 #include "storage/key.h"
@@ -579,8 +579,8 @@ TEST(Service, TheTokenFileReadsTheSameForTheDaemonQueryAndCheckConfig) {
   Daemon daemon({.broker_port = broker.port(), .extra_args = {tokens}});
   daemon.StartUnready();  // /readyz wants a token too; HTTP answering is enough here
   auto get = [&daemon](const std::string& token) {
-    daemon::HttpGetResult res;
-    daemon::HttpGet("127.0.0.1", std::to_string(daemon.http_port()), "/readyz", token, std::chrono::seconds(5), &res);
+    http::HttpGetResult res;
+    http::HttpGet("127.0.0.1", std::to_string(daemon.http_port()), "/readyz", token, std::chrono::seconds(5), &res);
     return res.status;
   };
   EXPECT_EQ(get("first-token"), 200);

@@ -1,13 +1,15 @@
-// A minimal HTTP/1.1 client over loopback, for the watchdog's self-probe, `readingsd query` and
-// `readingsd import` through a running daemon.
+// A minimal HTTP/1.1 client: the watchdog's self-probe, `readingsd query` and `readingsd import`
+// through a running daemon, and a request relayed to another node (api/cluster/). One
+// connection per call, closed after it; each call bounded by its timeouts.
 #pragma once
 
 #include <chrono>
 #include <string>
 
 #include "base/status.h"
+#include "http/handler.h"
 
-namespace readingsd::daemon {
+namespace readingsd::http {
 
 struct HttpGetResult {
   int status = 0;
@@ -25,7 +27,14 @@ Status HttpPost(const std::string& host, const std::string& port, const std::str
 Status HttpDelete(const std::string& host, const std::string& port, const std::string& target,
                   const std::string& bearer_token, std::chrono::milliseconds timeout, HttpGetResult* result);
 
+// Sends `request` as it is (method, target, headers and body; Host and Content-Length are set
+// here) and reads the whole answer into *response: status, headers and body, a chunked one
+// joined. Unavailable, saying why, when no connection was made within `connect_timeout`
+// (refused, unreachable) or the whole answer did not come within `timeout` of the start.
+Status Send(const std::string& host, const std::string& port, Request request,
+            std::chrono::milliseconds connect_timeout, std::chrono::milliseconds timeout, Response* response);
+
 // The address to reach a server listening on `host`: loopback for the wildcard addresses.
 std::string LoopbackFor(const std::string& host);
 
-}  // namespace readingsd::daemon
+}  // namespace readingsd::http

@@ -1,0 +1,74 @@
+// Any node answers any request (docs/cluster.md). A request for a device of a partition this node
+// does not own is sent to a live owner and its answer relayed; the device listing is asked of one
+// live owner per partition and merged; a request that needs every partition and is not merged
+// across nodes is refused on a node that does not own them all. Never a silently partial answer:
+// when no owner of a partition answers, the client gets a 503 naming the partition.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cluster/node_map.h"
+#include "http/handler.h"
+
+namespace readingsd::cluster {
+
+// A forwarded request carries it, with its sender's name: the node answers it itself, so that
+// no request is forwarded twice (no loops). Also the way to ask one node for what it stores.
+inline constexpr char kForwardedHeader[] = "X-Readingsd-Forwarded";
+// On an answer relayed from another node: that node's name.
+inline constexpr char kAnsweredByHeader[] = "X-Readingsd-Node";
+
+struct ForwardOptions {
+  NodeMap map;
+  // An owner that does not accept the connection within this is down: the next one is asked.
+  std::chrono::milliseconds connect_timeout{500};
+  std::chrono::milliseconds timeout{10000};  // the most one forwarded request waits for its answer
+
+  bool operator==(const ForwardOptions&) const = default;
+};
+
+// What this node does itself, for the request being routed (the Router's own handling).
+struct Local {
+  // Answers a request from this node's store, never forwarding.
+  std::function<http::Response(const http::Request&)> answer;
+  // The device listing from the nodes' parts (each a 200 answer's body, its own partitions), as
+  // one page (api/native MergeDevicePages).
+  std::function<http::Response(std::span<const std::string> parts)> merge_devices;
+  // An error in the shape of the request's API.
+  std::function<http::Response(http::status, std::string_view code, std::string_view message)> error;
+};
+
+// Thread-safe: it keeps nothing between calls but its options. A forwarded request holds the
+// calling I/O thread until the owner answers (ForwardOptions::timeout at most).
+class Forwarder {
+ public:
+  explicit Forwarder(ForwardOptions options) : options_(std::move(options)) {}
+
+  // nullopt: this node answers `request` itself. Else the answer: relayed from an owner, merged,
+  // or the error saying why there is none. `reach` and `device_id` are what the request's API
+  // says of it (native::ReachOf, dynamodb::ReachOf). `endpoint` gets the label for the metrics.
+  std::optional<http::Response> Route(const http::Request& request, Reach reach, std::string_view device_id,
+                                      const Local& local, std::string_view* endpoint) const;
+
+  const ForwardOptions& options() const { return options_; }
+
+ private:
+  http::Response Device(const http::Request& request, std::string_view device_id, uint32_t partition,
+                        const Local& local) const;
+  http::Response Devices(const http::Request& request, const Local& local) const;
+  // `request` as node `node` gets it: marked forwarded, without what belongs to this hop.
+  http::Request Outgoing(const http::Request& request) const;
+  // Sends `request` to `node`; *answer gets its answer, relayed. Unavailable when it is down or
+  // answers 503.
+  Status Ask(const Node& node, http::Request request, http::Response* answer) const;
+
+  const ForwardOptions options_;
+};
+
+}  // namespace readingsd::cluster
