@@ -181,9 +181,9 @@ class NatsSource : public NatsIngest {
     return sub;
   }
 
-  // A consumer made by an earlier start keeps the AckWait it was made with, and the client
-  // refuses to bind to one whose config differs from the asked one: set it first. False (and
-  // failed) when the consumer exists and cannot be updated.
+  // A consumer made by an earlier start keeps the AckWait it was made with, whatever a later
+  // bind asks for: set it on the consumer first. False (and failed) when the consumer exists
+  // and cannot be updated.
   bool KeepAckWait(const std::string& durable, jsErrCode* error) {
     jsConsumerInfo* info = nullptr;
     if (js_GetConsumerInfo(&info, js_, options_.stream.c_str(), durable.c_str(), nullptr, error) != NATS_OK) {
