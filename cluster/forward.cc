@@ -1,5 +1,6 @@
 #include "cluster/forward.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -36,11 +37,10 @@ std::optional<http::Response> Forwarder::Route(const http::Request& request, Rea
       return Device(request, device_id, partition, local);
     }
     case Reach::kMerged: {
-      // A request that names its partitions is a node's share of a merged one: answered here.
       std::optional<PartitionSet> share;
-      if (forwarded || map.OwnsAll() || !PartitionSetOf(http::ToStd(request.target()), &share).ok() || share) {
-        return std::nullopt;
-      }
+      const bool parsed = PartitionSetOf(http::ToStd(request.target()), &share).ok();  // else the API refuses it
+      if (parsed && share) return Share(request, *share, local, endpoint);
+      if (forwarded || map.OwnsAll() || !parsed) return std::nullopt;
       *endpoint = "merged";
       return Merged(request, local);
     }
@@ -88,6 +88,24 @@ http::Response Forwarder::Device(const http::Request& request, std::string_view 
   return local.error(http::status::service_unavailable, "NoLiveOwner",
                      "partition " + std::to_string(partition) + " (of device " + Quoted(device_id) +
                          ") has no live owner: " + failures);
+}
+
+std::optional<http::Response> Forwarder::Share(const http::Request& request, const PartitionSet& share,
+                                               const Local& local, std::string_view* endpoint) const {
+  const NodeMap& map = options_.map;
+  const Node& self = map.Self();
+  const bool owned = std::all_of(share.partitions.begin(), share.partitions.end(),
+                                 [&self](uint32_t p) { return self.Owns(p); });
+  if (share.count == map.partitions && owned) return std::nullopt;
+  *endpoint = "forward_refused";
+  const std::string sender = request.count(kForwardedHeader) != 0
+                                 ? " by " + std::string(http::ToStd(request[kForwardedHeader]))
+                                 : std::string();
+  return local.error(http::status::service_unavailable, "NotAnOwner",
+                     "node " + self.name + " was asked" + sender + " for its share of partitions " +
+                         PartitionRanges(share.partitions) + " of " + std::to_string(share.count) +
+                         ", and it owns partitions " + PartitionRanges(self.partitions) + " of " +
+                         std::to_string(map.partitions) + ": the nodes' maps ([cluster]) disagree");
 }
 
 http::Response Forwarder::Merged(const http::Request& request, const Local& local) const {

@@ -1,9 +1,10 @@
 // Any node answers any request (docs/cluster.md). A request for a device of a partition this node
 // does not own is sent to a live owner and its answer relayed; a request that needs every
-// partition (the device listing, index queries, remote read) is asked of one live owner per
-// partition, each for its share, and the shares merged by the request's API; one that needs every
-// partition and is not merged across nodes is refused on a node that does not own them all. Never a silently partial answer:
-// when no owner of a partition answers, the client gets a 503 naming the partition.
+// partition (the device listing, index queries, BatchGetItem, remote read) is asked of one live
+// owner per partition, each for its share, and the shares merged by the request's API; one that
+// needs every partition and is not merged across nodes (Scan) is refused on a node that does not
+// own them all. Never a silently partial answer: when no owner of a partition answers, the client
+// gets a 503 naming the partition, and a node asked for a share it does not own says so (503).
 #pragma once
 
 #include <chrono>
@@ -63,6 +64,10 @@ class Forwarder {
  private:
   http::Response Device(const http::Request& request, std::string_view device_id, uint32_t partition,
                         const Local& local) const;
+  // A request for `share` (a node's share of a merged one): nullopt when this node owns all of it
+  // and answers it, else the 503 saying the maps disagree.
+  std::optional<http::Response> Share(const http::Request& request, const PartitionSet& share, const Local& local,
+                                      std::string_view* endpoint) const;
   // Reach::kMerged: this node's share, then one live owner per partition still missing, the
   // node owning most of them first, each asked for its share; merged by `local`.
   http::Response Merged(const http::Request& request, const Local& local) const;

@@ -40,9 +40,10 @@ enum class Reach {
   kLocal,    // nothing of the store (ops, table metadata), or a request this node refuses anyway
   kDevice,   // one device's readings: any owner of its partition answers
   // Every partition's answer, mergeable: one live owner per partition answers for its share
-  // (PartitionSet) and the API merges the shares (the device listing, index queries, remote read).
+  // (PartitionSet) and the API merges the shares (the device listing, index queries,
+  // BatchGetItem, remote read).
   kMerged,
-  kFleet,  // readings of every partition that are not merged across nodes (Scan, BatchGetItem)
+  kFleet,  // readings of every partition that are not merged across nodes (Scan)
   kEveryOwner,  // a change to one device's readings (a delete): every owner of its partition
 };
 
@@ -54,7 +55,7 @@ Status ParseNodeUrl(std::string_view url, std::string* host, std::string* port);
 std::string PartitionRanges(const std::vector<uint32_t>& partitions);
 // The partitions a node answers for when it gives its share of a merged request (Forwarder):
 // `partitions=0-3,7&partition_count=16` in the request target's query string, one mechanism for
-// every API. Only those partitions' devices are in its answer.
+// every API. Only those partitions' devices are in its answer. Plain data.
 struct PartitionSet {
   uint32_t count = 1;                // P, as the asking node's nats.partitions
   std::vector<uint32_t> partitions;  // sorted, without repeats, each below count

@@ -690,6 +690,13 @@ TEST_F(NodeMapTest, APartitionWithoutALiveOwnerIsA503NamingIt) {
   http::Response forwarded = GetForwarded(n1, "/v1/devices/" + DeviceOf(4) + "/latest");
   EXPECT_EQ(forwarded.result_int(), 503u);
   EXPECT_THAT(forwarded.body(), ::testing::HasSubstr("NotAnOwner"));
+  // Nor does it answer a share of partitions it does not own (or of another partition count) with
+  // nothing.
+  for (const std::string share : {"partitions=3-4&partition_count=6", "partitions=0&partition_count=4"}) {
+    http::Response shared = GetForwarded(n1, "/v1/indexes/by_day/readings?value=2026-06-23&" + share);
+    EXPECT_EQ(shared.result_int(), 503u) << share;
+    EXPECT_THAT(shared.body(), ::testing::HasSubstr("the nodes' maps ([cluster]) disagree")) << share;
+  }
   // What needs every partition and is not merged across nodes yet is refused, not answered in part.
   http::Response scan = DynamoDb(n1, "Scan", R"({"TableName":"readings"})");
   EXPECT_EQ(scan.result_int(), 501u);
