@@ -85,10 +85,7 @@ http::Response Router::Handle(const http::Request& request, std::string_view* en
             std::string_view unused;
             return Answer(part, &unused);
           },
-          .merge_devices =
-              [this, &request](std::span<const std::string> parts) {
-                return native::MergeDevicePages(options_.limits, request, parts);
-              },
+          .merge = [this, &request](std::span<const std::string> shares) { return Merge(request, shares); },
           .error = [this, dynamodb_call](http::status status, std::string_view code, std::string_view message) {
             return dynamodb_call ? dynamodb::Error(DynamoDbContext(), status, code, message)
                                  : native::Error(status, code, message);
@@ -105,7 +102,7 @@ cluster::Reach Router::ReachOf(const http::Request& request, std::string* device
   const std::string_view target = http::ToStd(request.target());
   const std::string_view path = target.substr(0, target.find('?'));
   if (path == "/") return dynamodb::ReachOf(request, device_id);
-  if (path == "/api/v1/read") return request.method() == http::verb::post ? cluster::Reach::kFleet : cluster::Reach::kLocal;
+  if (path == "/api/v1/read") return request.method() == http::verb::post ? cluster::Reach::kMerged : cluster::Reach::kLocal;
   // A write is stored by the node it reaches (docs/cluster.md).
   if (write::IsWriteRequest(request)) return cluster::Reach::kLocal;
   return native::ReachOf(request, device_id);
@@ -118,6 +115,14 @@ http::Response Router::Answer(const http::Request& request, std::string_view* en
   if (path == "/api/v1/read") return prometheus::HandleRequest(prometheus::Context{read_, options_.remote_read}, request, endpoint);
   if (write::IsWriteRequest(request)) return write::HandleRequest(write::Context{options_.write, write_}, request, endpoint);
   return native::HandleRequest(native::Context{read_, ops_, delete_}, request, endpoint);
+}
+
+http::Response Router::Merge(const http::Request& request, std::span<const std::string> shares) {
+  const std::string_view target = http::ToStd(request.target());
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/") return dynamodb::Merge(DynamoDbContext(), request, shares);
+  if (path == "/api/v1/read") return prometheus::Merge(prometheus::Context{read_, options_.remote_read}, shares);
+  return native::Merge(native::Context{read_, ops_, delete_}, request, shares);
 }
 
 http::Response Router::Error(http::status status, std::string_view code, std::string_view message) {

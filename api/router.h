@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,7 +59,7 @@ struct RouterHooks {
 // Thread-safe. The endpoint names it reports: ui, devices, readings, delete_readings, latest,
 // item, aggregate, index_readings, fleet_readings, healthz, readyz, metrics, prometheus.read,
 // dynamodb.<Op>, dynamodb.other, write.json, write.influx, write.influx2, unauthorized, other;
-// with a node map also forwarded, devices_merged and forward_refused.
+// with a node map also forwarded, merged and forward_refused.
 class Router final : public http::Handler {
  public:
   // `store` is not owned and must outlive the router. InvalidArgument for unusable options.
@@ -81,6 +82,8 @@ class Router final : public http::Handler {
   dynamodb::Context DynamoDbContext();
   // What this node's store answers, credentials checked: the API the request is for.
   http::Response Answer(const http::Request& request, std::string_view* endpoint);
+  // A cluster::Reach::kMerged request's answer from the nodes' shares of it: its API's merge.
+  http::Response Merge(const http::Request& request, std::span<const std::string> shares);
   // What the request needs of the fleet (cluster::Reach), with a node map.
   static cluster::Reach ReachOf(const http::Request& request, std::string* device_id);
 

@@ -1,5 +1,6 @@
 #include "cluster/forward.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -35,10 +36,14 @@ std::optional<http::Response> Forwarder::Route(const http::Request& request, Rea
       *endpoint = "forwarded";
       return Device(request, device_id, partition, local);
     }
-    case Reach::kDevices:
-      if (forwarded || map.OwnsAll()) return std::nullopt;
-      *endpoint = "devices_merged";
-      return Devices(request, local);
+    case Reach::kMerged: {
+      std::optional<PartitionSet> share;
+      const bool parsed = PartitionSetOf(http::ToStd(request.target()), &share).ok();  // else the API refuses it
+      if (parsed && share) return Share(request, *share, local, endpoint);
+      if (forwarded || map.OwnsAll() || !parsed) return std::nullopt;
+      *endpoint = "merged";
+      return Merged(request, local);
+    }
     case Reach::kFleet:
       if (forwarded || map.OwnsAll()) return std::nullopt;
       *endpoint = "forward_refused";
@@ -46,8 +51,8 @@ std::optional<http::Response> Forwarder::Route(const http::Request& request, Rea
                          "this request needs the readings of every partition, and node " + self.name +
                              " owns only partitions " + PartitionRanges(self.partitions) + " of " +
                              std::to_string(map.partitions) +
-                             "; merging it across nodes is not built yet (docs/cluster.md): ask a node that owns "
-                             "every partition");
+                             "; merging this request across nodes is not built yet (docs/cluster.md): ask a node "
+                             "that owns every partition");
     case Reach::kEveryOwner: {
       if (forwarded) return std::nullopt;
       const uint32_t partition = PartitionOf(device_id, map.partitions);
@@ -85,18 +90,33 @@ http::Response Forwarder::Device(const http::Request& request, std::string_view 
                          ") has no live owner: " + failures);
 }
 
-http::Response Forwarder::Devices(const http::Request& request, const Local& local) const {
+std::optional<http::Response> Forwarder::Share(const http::Request& request, const PartitionSet& share,
+                                               const Local& local, std::string_view* endpoint) const {
   const NodeMap& map = options_.map;
-  auto part = [&](const std::vector<uint32_t>& partitions) {
+  const Node& self = map.Self();
+  const bool owned = std::all_of(share.partitions.begin(), share.partitions.end(),
+                                 [&self](uint32_t p) { return self.Owns(p); });
+  if (share.count == map.partitions && owned) return std::nullopt;
+  *endpoint = "forward_refused";
+  const std::string sender = request.count(kForwardedHeader) != 0
+                                 ? " by " + std::string(http::ToStd(request[kForwardedHeader]))
+                                 : std::string();
+  return local.error(http::status::service_unavailable, "NotAnOwner",
+                     "node " + self.name + " was asked" + sender + " for its share of partitions " +
+                         PartitionRanges(share.partitions) + " of " + std::to_string(share.count) +
+                         ", and it owns partitions " + PartitionRanges(self.partitions) + " of " +
+                         std::to_string(map.partitions) + ": the nodes' maps ([cluster]) disagree");
+}
+
+http::Response Forwarder::Merged(const http::Request& request, const Local& local) const {
+  const NodeMap& map = options_.map;
+  auto asked_for = [&](const std::vector<uint32_t>& partitions) {
     http::Request out = Outgoing(request);
-    std::string target(http::ToStd(request.target()));
-    target += target.find('?') == std::string::npos ? "?" : "&";
-    target += "partitions=" + PartitionRanges(partitions) + "&partition_count=" + std::to_string(map.partitions);
-    out.target(target);
+    out.target(WithPartitionSet(http::ToStd(request.target()), partitions, map.partitions));
     return out;
   };
-  // This node's part first: a bad parameter is refused here as on a single node.
-  http::Response own = local.answer(part(map.Self().partitions));
+  // This node's share first: a bad parameter is refused here as on a single node.
+  http::Response own = local.answer(asked_for(map.Self().partitions));
   if (own.result() != http::status::ok) return own;
   std::vector<std::string> parts = {std::move(own.body())};
   std::vector<bool> covered(map.partitions, false);
@@ -122,7 +142,7 @@ http::Response Forwarder::Devices(const http::Request& request, const Local& loc
     if (best == map.nodes.size()) break;
     tried[best] = true;
     http::Response answer;
-    if (Status s = Ask(map.nodes[best], part(best_share), &answer); !s.ok()) {
+    if (Status s = Ask(map.nodes[best], asked_for(best_share), &answer); !s.ok()) {
       failures += (failures.empty() ? "" : "; ") + map.nodes[best].name + ": " + s.message();
       continue;
     }
@@ -133,10 +153,10 @@ http::Response Forwarder::Devices(const http::Request& request, const Local& loc
   for (uint32_t p = 0; p < map.partitions; ++p) {
     if (covered[p]) continue;
     return local.error(http::status::service_unavailable, "NoLiveOwner",
-                       "the device listing needs partition " + std::to_string(p) +
-                           ", which has no live owner: " + failures);
+                       "the request needs partition " + std::to_string(p) +
+                           " (one owner of each partition answers for it), which has no live owner: " + failures);
   }
-  return local.merge_devices(parts);
+  return local.merge(parts);
 }
 
 http::Request Forwarder::Outgoing(const http::Request& request) const {

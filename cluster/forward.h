@@ -1,8 +1,10 @@
 // Any node answers any request (docs/cluster.md). A request for a device of a partition this node
-// does not own is sent to a live owner and its answer relayed; the device listing is asked of one
-// live owner per partition and merged; a request that needs every partition and is not merged
-// across nodes is refused on a node that does not own them all. Never a silently partial answer:
-// when no owner of a partition answers, the client gets a 503 naming the partition.
+// does not own is sent to a live owner and its answer relayed; a request that needs every
+// partition (the device listing, index queries, BatchGetItem, remote read) is asked of one live
+// owner per partition, each for its share, and the shares merged by the request's API; one that
+// needs every partition and is not merged across nodes (Scan) is refused on a node that does not
+// own them all. Never a silently partial answer: when no owner of a partition answers, the client
+// gets a 503 naming the partition, and a node asked for a share it does not own says so (503).
 #pragma once
 
 #include <chrono>
@@ -37,9 +39,10 @@ struct ForwardOptions {
 struct Local {
   // Answers a request from this node's store, never forwarding.
   std::function<http::Response(const http::Request&)> answer;
-  // The device listing from the nodes' parts (each a 200 answer's body, its own partitions), as
-  // one page (api/native MergeDevicePages).
-  std::function<http::Response(std::span<const std::string> parts)> merge_devices;
+  // The answer to the routed request from the shares several nodes gave of it (each a 200
+  // answer's body, for the partitions its target named: PartitionSet), together every partition
+  // once: the API's merge (api/native Merge, api/dynamodb Merge, api/prometheus Merge).
+  std::function<http::Response(std::span<const std::string> shares)> merge;
   // An error in the shape of the request's API.
   std::function<http::Response(http::status, std::string_view code, std::string_view message)> error;
 };
@@ -61,7 +64,13 @@ class Forwarder {
  private:
   http::Response Device(const http::Request& request, std::string_view device_id, uint32_t partition,
                         const Local& local) const;
-  http::Response Devices(const http::Request& request, const Local& local) const;
+  // A request for `share` (a node's share of a merged one): nullopt when this node owns all of it
+  // and answers it, else the 503 saying the maps disagree.
+  std::optional<http::Response> Share(const http::Request& request, const PartitionSet& share, const Local& local,
+                                      std::string_view* endpoint) const;
+  // Reach::kMerged: this node's share, then one live owner per partition still missing, the
+  // node owning most of them first, each asked for its share; merged by `local`.
+  http::Response Merged(const http::Request& request, const Local& local) const;
   // `request` as node `node` gets it: marked forwarded, without what belongs to this hop.
   http::Request Outgoing(const http::Request& request) const;
   // Sends `request` to `node`; *answer gets its answer, relayed. Unavailable when it is down or

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,8 +39,11 @@ struct NodeMap {
 enum class Reach {
   kLocal,    // nothing of the store (ops, table metadata), or a request this node refuses anyway
   kDevice,   // one device's readings: any owner of its partition answers
-  kDevices,  // the device listing: one owner per partition, merged in device id order
-  kFleet,    // readings of every partition (index queries, fleet readings, Scan, remote read)
+  // Every partition's answer, mergeable: one live owner per partition answers for its share
+  // (PartitionSet) and the API merges the shares (the device listing, index queries,
+  // BatchGetItem, remote read).
+  kMerged,
+  kFleet,  // readings of every partition that are not merged across nodes (Scan)
   kEveryOwner,  // a change to one device's readings (a delete): every owner of its partition
 };
 
@@ -49,6 +53,26 @@ Status ParseNodeUrl(std::string_view url, std::string* host, std::string* port);
 
 // A sorted partition list as "0-3,7", the form ParsePartitionRanges reads.
 std::string PartitionRanges(const std::vector<uint32_t>& partitions);
+// The partitions a node answers for when it gives its share of a merged request (Forwarder):
+// `partitions=0-3,7&partition_count=16` in the request target's query string, one mechanism for
+// every API. Only those partitions' devices are in its answer. Plain data.
+struct PartitionSet {
+  uint32_t count = 1;                // P, as the asking node's nats.partitions
+  std::vector<uint32_t> partitions;  // sorted, without repeats, each below count
+
+  // Whether `device_id`'s partition (PartitionOf) is one of them.
+  bool Holds(std::string_view device_id) const;
+};
+// The two parameters' values (nullptr: absent) as a set; *out stays unset when both are absent.
+// InvalidArgument names the parameter that is wrong.
+Status ParsePartitionSet(const std::string* partitions, const std::string* partition_count,
+                         std::optional<PartitionSet>* out);
+// The same from a whole request target ("/path?a=b&partitions=…"): other parameters are passed
+// over (the API checks them), one given twice is refused.
+Status PartitionSetOf(std::string_view target, std::optional<PartitionSet>* out);
+// `target` with the parameters that ask for `partitions` of `count` appended.
+std::string WithPartitionSet(std::string_view target, const std::vector<uint32_t>& partitions, uint32_t count);
+
 // "0-3,7": ParsePartitionList of the comma-separated entries (none is an error here).
 Status ParsePartitionRanges(std::string_view text, uint32_t partitions, std::vector<uint32_t>* out);
 

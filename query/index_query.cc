@@ -87,13 +87,13 @@ class Merged {
  public:
   Merged(const storage::Store& store, const storage::IndexSpec& spec, const IndexQueryRequest& request,
          const std::string& value, const TailRange& range)
-      : forward_(request.scan_forward) {
+      : request_(request) {
     for (std::string& partition : PartitionsOf(spec, request, value)) {
       auto it = store.NewIndexIterator(spec.name, partition, range.lower, range.upper);
-      forward_ ? it->SeekToFirst() : it->SeekToLast();
+      request.scan_forward ? it->SeekToFirst() : it->SeekToLast();
       const std::size_t prefix_size = storage::IndexPartitionPrefix(spec.name, partition).size();
       parts_.push_back({std::move(partition), prefix_size, std::move(it)});
-      parts_.back().Settle();
+      parts_.back().Settle(request);
     }
     Pick();
   }
@@ -104,8 +104,8 @@ class Merged {
   std::string_view tail() const { return current_->tail; }
   std::string_view encoded_attributes() const { return current_->it->encoded_attributes(); }
   void Next() {
-    forward_ ? current_->it->Next() : current_->it->Prev();
-    current_->Settle();
+    request_.scan_forward ? current_->it->Next() : current_->it->Prev();
+    current_->Settle(request_);
     Pick();
   }
   Status status() const {
@@ -135,20 +135,33 @@ class Merged {
     std::string_view tail;  // while valid: the iterator's key after the prefix
     std::size_t read = kNone;  // its place in the query's partitions_read, once it has one
 
-    void Settle() {
-      valid = it->Valid();
-      if (valid) tail = it->sort_key();
+    // Onto the next entry of a wanted device (IndexQueryRequest::device_wanted), from here on.
+    void Settle(const IndexQueryRequest& request) {
+      for (;;) {
+        valid = it->Valid();
+        if (!valid) return;
+        tail = it->sort_key();
+        std::string_view device_id, sort_key;
+        // A bad key is the query's to report: it stops here.
+        if (!request.device_wanted || !SplitIndexTail(tail, nullptr, &device_id, &sort_key) ||
+            request.device_wanted(device_id)) {
+          return;
+        }
+        request.scan_forward ? it->Next() : it->Prev();
+      }
     }
   };
   void Pick() {
     current_ = nullptr;
     for (Part& p : parts_) {
       if (!p.valid) continue;
-      if (current_ == nullptr || (forward_ ? p.tail < current_->tail : p.tail > current_->tail)) current_ = &p;
+      if (current_ == nullptr || (request_.scan_forward ? p.tail < current_->tail : p.tail > current_->tail)) {
+        current_ = &p;
+      }
     }
   }
 
-  bool forward_;
+  const IndexQueryRequest& request_;
   std::vector<Part> parts_;
   Part* current_ = nullptr;
 };
@@ -167,6 +180,21 @@ TailRange GroupRange(const IndexQueryRequest& request, std::size_t g, std::size_
 }
 
 }  // namespace
+
+bool CountEntry(const IndexQueryRequest& request, const IndexItem& item, bool in_page, IndexItemSink* sink,
+                IndexQueryResult* result, std::size_t* page_bytes) {
+  ++result->scanned_count;
+  result->scanned_bytes += item.item_bytes;
+  *page_bytes += item.page_bytes;
+  if (in_page) {
+    sink->Add(item);
+    ++result->count;
+  } else {
+    sink->Pass(item);
+  }
+  return (request.limit != 0 && result->scanned_count >= request.limit) ||
+         (request.max_page_bytes != 0 && *page_bytes >= request.max_page_bytes);
+}
 
 Status FindIndex(const storage::Store& store, std::string_view name, storage::IndexSpec* spec) {
   for (const storage::IndexStatus& index : store.Indexes()) {
@@ -236,20 +264,16 @@ Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request,
         return Status::Corruption("reading " + storage::PartitionKey(device_id) + " " + std::string(sort_key) +
                                   " in index " + spec.name + ": " + s.message());
       }
-      const std::size_t item_bytes = storage::ItemSize(device_id, sort_key, attributes);
-      ++result->scanned_count;
-      result->scanned_bytes += item_bytes;
-      merged.CountRead(item_bytes, &result->partitions_read);
-      page_bytes += merged.prefix_size() + tail.size() + encoded.size();
+      const IndexItem item{request.values[g], merged.partition(), sort, device_id, sort_key, encoded, attributes,
+                           merged.prefix_size() + tail.size() + encoded.size(),
+                           storage::ItemSize(device_id, sort_key, attributes)};
+      merged.CountRead(item.item_bytes, &result->partitions_read);
       const bool in_window = (request.readings_from.empty() || sort_key >= request.readings_from) &&
                              (request.readings_to.empty() || sort_key <= request.readings_to);
-      if (in_window && (!request.filter || Matches(*request.filter, attributes))) {
-        sink->Add({merged.partition(), sort, device_id, sort_key, encoded, attributes});
-        ++result->count;
+      if (!CountEntry(request, item, in_window && (!request.filter || Matches(*request.filter, attributes)), sink,
+                      result, &page_bytes)) {
+        continue;
       }
-      const bool full = (request.limit != 0 && result->scanned_count >= request.limit) ||
-                        (request.max_page_bytes != 0 && page_bytes >= request.max_page_bytes);
-      if (!full) continue;
       IndexPosition last{request.values[g], std::string(tail)};
       bool more = request.key_when_full;
       if (!more) {  // peek: a next key only when an item follows, in this value or a later one

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -55,22 +56,32 @@ struct IndexQueryRequest {
   std::string readings_from, readings_to;
   std::size_t max_page_bytes = 1u << 20;  // as QueryRequest::max_page_bytes
   bool key_when_full = false;             // as QueryRequest::key_when_full
+  // Set: entries of the devices it refuses are passed over as if absent (neither read nor
+  // counted): a node's share of a query merged across nodes (index_share.h).
+  std::function<bool(std::string_view device_id)> device_wanted;
 };
 
 // One entry handed to the sink. Views valid only during the call.
 struct IndexItem {
+  std::string_view value;      // the one of IndexQueryRequest::values it was read under
   std::string_view partition;  // the index partition value, with its shard suffix
   std::string_view sort;       // value(sort) as stored (storage/key.h): storage::ReadIndexValue reads it
   std::string_view device_id;
   std::string_view sort_key;
   std::string_view encoded_attributes;
   std::span<const storage::AttributeView> attributes;  // read whole before the call
+  std::size_t page_bytes = 0;  // what it adds to the page's size (max_page_bytes)
+  std::size_t item_bytes = 0;  // storage::ItemSize, what it adds to scanned_bytes
 };
 
 class IndexItemSink {
  public:
   virtual ~IndexItemSink() = default;
+  // An entry of the page.
   virtual void Add(const IndexItem& item) = 0;
+  // An entry read and counted but not in the page (outside the readings' window, or the filter
+  // refused it). Only a node's share of a merged query keeps it (index_share.h).
+  virtual void Pass(const IndexItem& /*item*/) {}
 };
 
 // What a query read from one partition of the index, for the hotness metrics.
@@ -97,6 +108,12 @@ Status FindIndex(const storage::Store& store, std::string_view name, storage::In
 // A sort value of the other type than the index's is InvalidArgument.
 Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request, IndexItemSink* sink,
                   IndexQueryResult* result);
+
+// What IndexQuery does with each entry it reads, and MergeIndexShares with each of the shares'
+// (index_share.h): counts it, hands it to `sink` (Add when `in_page`, else Pass) and adds its
+// size to *page_bytes; true when the page is full after it.
+bool CountEntry(const IndexQueryRequest& request, const IndexItem& item, bool in_page, IndexItemSink* sink,
+                IndexQueryResult* result, std::size_t* page_bytes);
 
 // The tail of an entry (for IndexPosition) and back; false when `tail` is not one. A null `sort`
 // is passed over, not read (storage::ReadIndexValue).

@@ -1,9 +1,12 @@
 // BatchGetItem: up to 100 keys of the one table, each read as a GetItem.
+#include <algorithm>
 #include <set>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "api/dynamodb/internal.h"
+#include "json/parse.h"
 #include "query/query.h"
 #include "storage/key.h"
 
@@ -118,37 +121,102 @@ Status ParseBatch(const Context& context, const Json& body, ParsedBatch* batch) 
 
 }  // namespace
 
-http::Response BatchGetItemOp(const Context& context, const Json& body) {
+namespace {
+
+// A node's share of a BatchGetItem merged across nodes: per key of the request, in order, null
+// (not of its partitions), {"Size":…,"Item":…} (read), {"Size":0} (no such item) or "Unprocessed"
+// (past its response's size): what the node asked needs to answer as if it had read every key.
+constexpr std::string_view kUnprocessed = "Unprocessed";
+
+// The shares' entry of each key: exactly one share answers for it. False when they are not that.
+bool TakeShares(std::span<const std::string> shares, std::size_t keys, std::vector<Json>* decoded,
+                std::vector<const Json*>* taken) {
+  decoded->reserve(shares.size());
+  taken->assign(keys, nullptr);
+  for (const std::string& share : shares) {
+    Json& json = decoded->emplace_back();
+    if (ParseJson(share, &json) != JsonParseError::kNone || !json.is_object() || !json.contains("Keys") ||
+        !json["Keys"].is_array() || json["Keys"].size() != keys) {
+      return false;
+    }
+  }
+  for (const Json& json : *decoded) {
+    for (std::size_t i = 0; i < keys; ++i) {
+      const Json& entry = json["Keys"][i];
+      if (entry.is_null()) continue;
+      if ((*taken)[i] != nullptr || !(entry.is_string() || (entry.is_object() && entry.contains("Size") &&
+                                                            entry["Size"].is_number_unsigned()))) {
+        return false;
+      }
+      (*taken)[i] = &entry;
+    }
+  }
+  return std::all_of(taken->begin(), taken->end(), [](const Json* entry) { return entry != nullptr; });
+}
+
+// The keys read here (`share` set: only its partitions', answered as a share), or with `shares`
+// taken from the nodes' shares; either way the response's size cap and UnprocessedKeys as one
+// node reading every key gives them.
+http::Response BatchGet(const Context& context, const Json& body, const cluster::PartitionSet* share,
+                        std::span<const std::string> shares) {
   ParsedBatch batch;
   if (Status s = ParseBatch(context, body, &batch); !s.ok()) return ErrorFromStatus(context, s);
+  const bool merged = !shares.empty();
+  std::vector<Json> decoded;
+  std::vector<const Json*> taken;
+  if (merged && !TakeShares(shares, batch.keys.size(), &decoded, &taken)) {
+    return Error(context, http::status::bad_gateway, "InternalServerError", "a node's share of BatchGetItem is not one");
+  }
 
   Json items = Json::array();
   Json unprocessed = Json::array();
+  Json share_keys = Json::array();
   double units = 0;
   std::size_t response_bytes = 0;
   storage::Reading reading;
-  for (const BatchKey& key : batch.keys) {
-    if (!unprocessed.empty()) {  // the response is full: the rest is for the next call
-      unprocessed.push_back(*key.json);
+  for (std::size_t i = 0; i < batch.keys.size(); ++i) {
+    const BatchKey& key = batch.keys[i];
+    if (share && !share->Holds(key.device_id)) {
+      share_keys.push_back(nullptr);
       continue;
     }
-    Status s = key.sort_key.empty() ? Status::NotFound("no such key")
-                                    : context.read.store.Get(key.device_id, key.sort_key, &reading);
-    std::size_t bytes = 0;
-    if (s.ok()) {
-      bytes = storage::ItemSize(reading);
-      if (response_bytes + bytes > context.read.limits.max_batch_get_bytes) {
-        unprocessed.push_back(*key.json);
-        continue;
-      }
-      response_bytes += bytes;
-      items.push_back(ItemJson(key.device_id, key.sort_key, storage::ViewsOf(reading.attributes), batch.projection));
-    } else if (!s.IsNotFound()) {
-      return ErrorFromStatus(context, s);
+    // The response is full: the rest is for the next call.
+    if (!unprocessed.empty() || (merged && taken[i]->is_string())) {
+      unprocessed.push_back(*key.json);
+      share_keys.push_back(kUnprocessed);
+      continue;
     }
-    if (!key.sort_key.empty()) context.read.ReportPartitionRead(key.device_id, s.ok() ? 1 : 0, bytes);
+    std::size_t bytes = 0;
+    Json item;
+    if (merged) {
+      bytes = (*taken[i])["Size"].get<std::size_t>();
+      if (taken[i]->contains("Item")) item = (*taken[i])["Item"];
+    } else {
+      Status s = key.sort_key.empty() ? Status::NotFound("no such key")
+                                      : context.read.store.Get(key.device_id, key.sort_key, &reading);
+      if (s.ok()) {
+        bytes = storage::ItemSize(reading);
+        item = ItemJson(key.device_id, key.sort_key, storage::ViewsOf(reading.attributes), batch.projection);
+      } else if (!s.IsNotFound()) {
+        return ErrorFromStatus(context, s);
+      }
+      if (!key.sort_key.empty()) context.read.ReportPartitionRead(key.device_id, s.ok() ? 1 : 0, bytes);
+    }
+    if (!item.is_null() && response_bytes + bytes > context.read.limits.max_batch_get_bytes) {
+      unprocessed.push_back(*key.json);
+      share_keys.push_back(kUnprocessed);
+      continue;
+    }
+    Json entry = Json::object({{"Size", bytes}});
+    if (!item.is_null()) {
+      response_bytes += bytes;
+      items.push_back(item);
+      entry["Item"] = std::move(item);
+    }
+    share_keys.push_back(std::move(entry));
     units += ReadUnits(bytes, batch.consistent);
   }
+  if (share) return Ok(context, Json::object({{"Keys", std::move(share_keys)}}));
 
   Json response = Json::object();
   response["Responses"] = Json::object({{batch.table, std::move(items)}});
@@ -163,6 +231,18 @@ http::Response BatchGetItemOp(const Context& context, const Json& body) {
     response["ConsumedCapacity"] = Json::array({ConsumedCapacityJson(context, batch.capacity, units)});
   }
   return Ok(context, response);
+}
+
+}  // namespace
+
+http::Response BatchGetItemOp(const Context& context, const Json& body) { return BatchGet(context, body, nullptr, {}); }
+
+http::Response BatchGetShareOp(const Context& context, const Json& body, const cluster::PartitionSet& share) {
+  return BatchGet(context, body, &share, {});
+}
+
+http::Response MergeBatchGetOp(const Context& context, const Json& body, std::span<const std::string> shares) {
+  return BatchGet(context, body, nullptr, shares);
 }
 
 }  // namespace readingsd::api::dynamodb::internal

@@ -154,9 +154,18 @@ Status CheckPlaceholdersUsed(const Expressions& expressions, const ReadParameter
 cluster::Reach ReachOfRead(std::string_view operation, const Json& body, std::string* device_id);
 
 http::Response QueryOp(const Context& context, const Json& body);
+// A Query of an index as a node's share of it merged across nodes (query::IndexShareWriter), only
+// `share`'s devices; and the page from the nodes' shares (dynamodb::Merge).
+http::Response QueryShareOp(const Context& context, const Json& body, const cluster::PartitionSet& share);
+http::Response MergeQueryOp(const Context& context, const Json& body, std::span<const std::string> shares);
 http::Response GetItemOp(const Context& context, const Json& body);
 http::Response ScanOp(const Context& context, const Json& body);
 http::Response BatchGetItemOp(const Context& context, const Json& body);
+// BatchGetItem as a node's share of it merged across nodes (only `share`'s keys read), and the
+// answer from the nodes' shares (dynamodb::Merge): each key once, in order, UnprocessedKeys as one
+// node holding every partition gives them.
+http::Response BatchGetShareOp(const Context& context, const Json& body, const cluster::PartitionSet& share);
+http::Response MergeBatchGetOp(const Context& context, const Json& body, std::span<const std::string> shares);
 http::Response DescribeTableOp(const Context& context, const Json& body);
 http::Response ListTablesOp(const Context& context, const Json& body);
 

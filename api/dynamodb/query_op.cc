@@ -4,6 +4,7 @@
 
 #include "api/dynamodb/internal.h"
 #include "query/index_query.h"
+#include "query/index_share.h"
 #include "query/query.h"
 #include "storage/key.h"
 
@@ -186,12 +187,15 @@ class IndexItems : public query::IndexItemSink {
   Json* items_;
 };
 
-http::Response IndexQueryOp(const Context& context, const ParsedQuery& query) {
+// The page from this node's store, or with `shares` from the nodes' shares of it.
+http::Response IndexQueryOp(const Context& context, const ParsedQuery& query,
+                            std::optional<std::span<const std::string>> shares = std::nullopt) {
   Json response = Json::object();
   if (!query.read.count_only) response["Items"] = Json::array();
   IndexItems items(query, query.read.count_only ? nullptr : &response["Items"]);
   query::IndexQueryResult result;
-  Status s = query::IndexQuery(context.read.store, query.index_request, &items, &result);
+  Status s = shares ? query::MergeIndexShares(query.index_request, *shares, &items, &result)
+                    : query::IndexQuery(context.read.store, query.index_request, &items, &result);
   for (const query::IndexPartitionRead& read : result.partitions_read) {
     context.read.ReportIndexPartitionRead(query.index_request.index, read.partition, read.items, read.bytes);
   }
@@ -213,6 +217,38 @@ http::Response IndexQueryOp(const Context& context, const ParsedQuery& query) {
         context, query.read.capacity, ReadUnits(result.scanned_bytes, query.read.consistent));
   }
   return Ok(context, response);
+}
+
+// A Query of an index, parsed; InvalidArgument for any other.
+Status ParseIndexQueryOnly(const Context& context, const Json& body, ParsedQuery* query) {
+  if (Status s = ParseQuery(context, body, query); !s.ok()) return s;
+  if (!query->read.index) {
+    return Status::InvalidArgument("partitions: only a Query of an index is answered in shares (docs/cluster.md)");
+  }
+  return Status::OK();
+}
+
+http::Response QueryShareOp(const Context& context, const Json& body, const cluster::PartitionSet& share) {
+  ParsedQuery query;
+  if (Status s = ParseIndexQueryOnly(context, body, &query); !s.ok()) return ErrorFromStatus(context, s);
+  query.index_request.device_wanted = [&share](std::string_view device_id) { return share.Holds(device_id); };
+  query::IndexShareWriter writer;
+  query::IndexQueryResult result;
+  Status s = query::IndexQuery(context.read.store, query.index_request, &writer, &result);
+  for (const query::IndexPartitionRead& read : result.partitions_read) {
+    context.read.ReportIndexPartitionRead(query.index_request.index, read.partition, read.items, read.bytes);
+  }
+  if (!s.ok()) return ErrorFromStatus(context, s);
+  http::Response res{http::status::ok, 11};
+  res.set(http::field::content_type, "application/octet-stream");
+  res.body() = std::move(writer).Finish(result);
+  return res;
+}
+
+http::Response MergeQueryOp(const Context& context, const Json& body, std::span<const std::string> shares) {
+  ParsedQuery query;
+  if (Status s = ParseIndexQueryOnly(context, body, &query); !s.ok()) return ErrorFromStatus(context, s);
+  return IndexQueryOp(context, query, shares);
 }
 
 http::Response QueryOp(const Context& context, const Json& body) {
@@ -257,7 +293,7 @@ cluster::Reach ReachOfRead(std::string_view operation, const Json& body, std::st
     const auto key = body.find("Key");
     if (key == body.end() || !ParseKey(*key, "", &device, &timestamp).ok()) return cluster::Reach::kLocal;
   } else if (body.contains("IndexName")) {
-    return cluster::Reach::kFleet;
+    return cluster::Reach::kMerged;
   } else {
     std::optional<std::string> key_text;
     std::optional<Json> key_conditions;

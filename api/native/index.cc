@@ -8,6 +8,7 @@
 
 #include "expr/expr.h"
 #include "query/index_query.h"
+#include "query/index_share.h"
 #include "storage/index.h"
 #include "storage/key.h"
 
@@ -233,12 +234,15 @@ Status ParseIndexRequest(const Context& context, const storage::IndexSpec& spec,
   return Status::OK();
 }
 
+// The page from this node's store, or with `shares` from the nodes' shares of it.
 template <typename Page>
 http::Response RunIndexQuery(const Context& context, const storage::IndexSpec& spec,
-                             const query::IndexQueryRequest& request, bool empty, Page& page) {
+                             const query::IndexQueryRequest& request, bool empty,
+                             std::optional<std::span<const std::string>> shares, Page& page) {
   query::IndexQueryResult result;
   if (!empty) {
-    Status s = query::IndexQuery(context.read.store, request, &page, &result);
+    Status s = shares ? query::MergeIndexShares(request, *shares, &page, &result)
+                      : query::IndexQuery(context.read.store, request, &page, &result);
     for (const query::IndexPartitionRead& read : result.partitions_read) {
       context.read.ReportIndexPartitionRead(spec.name, read.partition, read.items, read.bytes);
     }
@@ -249,7 +253,8 @@ http::Response RunIndexQuery(const Context& context, const storage::IndexSpec& s
 
 }  // namespace
 
-http::Response IndexReadings(const Context& context, std::string_view index, const Params& params) {
+http::Response IndexReadings(const Context& context, std::string_view index, const Params& params,
+                             std::optional<std::span<const std::string>> shares) {
   storage::IndexSpec spec;
   if (Status s = query::FindIndex(context.read.store, index, &spec); !s.ok()) {
     if (s.code() == Status::Code::kUnavailable) return Error(http::status::service_unavailable, "IndexNotReady", s.message());
@@ -263,12 +268,21 @@ http::Response IndexReadings(const Context& context, std::string_view index, con
   if (Status s = ProjectionParam(params, &projection); !s.ok()) return ErrorFromStatus(s);
   Format format;
   if (Status s = FormatParam(params, /*csv=*/false, &format); !s.ok()) return ErrorFromStatus(s);
+  std::optional<cluster::PartitionSet> share;
+  if (Status s = PartitionSetParam(params, &share); !s.ok()) return ErrorFromStatus(s);
+  if (share) {
+    request.device_wanted = [&share](std::string_view device_id) { return share->Holds(device_id); };
+    query::IndexShareWriter writer;
+    http::Response res = RunIndexQuery(context, spec, request, empty, std::nullopt, writer);
+    if (res.result() == http::status::ok) res.set(http::field::content_type, "application/octet-stream");
+    return res;
+  }
   if (format == Format::kColumns) {
     IndexColumnsPage page(spec, projection, ExpectedItems(request));
-    return RunIndexQuery(context, spec, request, empty, page);
+    return RunIndexQuery(context, spec, request, empty, shares, page);
   }
   IndexPage page(spec, projection, ExpectedItems(request));
-  return RunIndexQuery(context, spec, request, empty, page);
+  return RunIndexQuery(context, spec, request, empty, shares, page);
 }
 
 http::Response FleetReadings(const Context& context, const Params& params) {

@@ -13,10 +13,18 @@
 //   {"index":…,"deviceId":[…],"readingTs":[…],"columns":{…},"count":…,…}, the same page transposed
 //   (readingHour / readingDay a column), with the same cursor.
 //
+//   With partitions and partition_count (request.h PartitionSetParam): a node's share of the query
+//   merged across nodes, only those partitions' devices' entries, as query::IndexShareWriter
+//   records them (binary); the node asked merges the shares (native::Merge) into the page above,
+//   the same as one node holding every partition answers, with the same cursor.
+//
 //   GET /v1/readings (no device): refused, naming the index to declare or the one to use, never
 //   answered by reading every partition.
 #pragma once
 
+#include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "api/native/native.h"
@@ -24,7 +32,9 @@
 
 namespace readingsd::api::native {
 
-http::Response IndexReadings(const Context& context, std::string_view index, const Params& params);
+// With `shares`: the page from the nodes' shares of it instead of from this node's store.
+http::Response IndexReadings(const Context& context, std::string_view index, const Params& params,
+                             std::optional<std::span<const std::string>> shares = std::nullopt);
 http::Response FleetReadings(const Context& context, const Params& params);
 
 }  // namespace readingsd::api::native

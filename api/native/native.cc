@@ -19,7 +19,6 @@
 #include "api/native/request.h"
 #include "base/text.h"
 #include "cluster/node_map.h"
-#include "cluster/partition.h"
 #include "expr/expr.h"
 #include "json/dump.h"
 #include "storage/key.h"
@@ -57,7 +56,7 @@ const EndpointSpec& SpecOf(Route route) {
   static const EndpointSpec kIndexReadings{
       "index_readings",
       {"from", "to", "after", "before", "value", "gt", "ge", "lt", "le", "eq", "limit", "order", "cursor", "filter",
-       "attributes", "format"}};
+       "attributes", "format", "partitions", "partition_count"}};
   static const EndpointSpec kFleetReadings{
       "fleet_readings", {"from", "to", "after", "before", "limit", "order", "cursor", "filter", "attributes"}};
   static const EndpointSpec kHealthz{"healthz", {}};
@@ -712,19 +711,6 @@ bool SliceDevicePage(std::string_view body, DevicePart* part) {
   return true;
 }
 
-// partitions and partition_count (together): only the devices in those partitions
-// (cluster::PartitionOf), for a node that merges the listings of several (cluster::Forwarder).
-Status PartitionsParam(const Params& params, std::size_t* count, std::vector<uint32_t>* wanted) {
-  const std::string* partitions = Find(params, "partitions");
-  if ((partitions == nullptr) != (Find(params, "partition_count") == nullptr)) {
-    return Status::InvalidArgument("partitions and partition_count go together");
-  }
-  if (partitions == nullptr) return Status::OK();
-  if (Status s = CountParam(params, "partition_count", 1, 65536, count); !s.ok()) return s;
-  const Status s = cluster::ParsePartitionRanges(*partitions, static_cast<uint32_t>(*count), wanted);
-  return s.ok() ? s : Named("partitions", s);
-}
-
 // GET /v1/devices: the device registry, paged like the readings: at most `limit` devices and
 // about max_page_bytes (the device crossing it is included); nextCursor while more follow.
 http::Response Devices(const Context& context, const Params& params) {
@@ -741,9 +727,8 @@ http::Response Devices(const Context& context, const Params& params) {
   if (const std::string* cursor = Find(params, "cursor")) {
     if (Status s = DecodeDeviceCursor(*cursor, prefix, &after); !s.ok()) return ErrorFromStatus(s);
   }
-  std::vector<uint32_t> wanted;  // empty: every device
-  std::size_t partition_count = 0;
-  if (Status s = PartitionsParam(params, &partition_count, &wanted); !s.ok()) return ErrorFromStatus(s);
+  std::optional<cluster::PartitionSet> share;  // unset: every device
+  if (Status s = PartitionSetParam(params, &share); !s.ok()) return ErrorFromStatus(s);
   std::vector<storage::DeviceSummary> devices, chunk;
   // One more than the page: a cursor only when another device follows. With partitions, read on
   // until that many are of them or the registry ends.
@@ -753,10 +738,7 @@ http::Response Devices(const Context& context, const Params& params) {
     if (chunk.empty()) break;
     from = chunk.back().device_id;
     for (storage::DeviceSummary& d : chunk) {
-      if (wanted.empty() || std::binary_search(wanted.begin(), wanted.end(),
-                                               cluster::PartitionOf(d.device_id, static_cast<uint32_t>(partition_count)))) {
-        devices.push_back(std::move(d));
-      }
+      if (!share || share->Holds(d.device_id)) devices.push_back(std::move(d));
     }
     if (chunk.size() < limit + 1) break;
   }
@@ -867,9 +849,8 @@ http::Response Error(http::status status, std::string_view code, std::string_vie
 
 cluster::Reach ReachOf(const http::Request& request, std::string* device_id) {
   const std::string_view target = http::ToStd(request.target());
-  const auto question = target.find('?');
   Match match;
-  if (!MatchPath(target.substr(0, question), &match).ok()) return cluster::Reach::kLocal;
+  if (!MatchPath(target.substr(0, target.find('?')), &match).ok()) return cluster::Reach::kLocal;
   const bool get = request.method() == http::verb::get;
   switch (match.route) {
     case Route::kReadings:
@@ -881,18 +862,9 @@ cluster::Reach ReachOf(const http::Request& request, std::string* device_id) {
       if (!get || !storage::ValidateDeviceId(match.device_id).ok()) return cluster::Reach::kLocal;
       *device_id = std::move(match.device_id);
       return cluster::Reach::kDevice;
-    case Route::kDevices: {
-      // A listing that names its partitions is one node's part of a merged one.
-      Params params;
-      const std::string_view query = question == std::string_view::npos ? "" : target.substr(question + 1);
-      if (!get || !ParseQueryString(query, SpecOf(match.route), &params).ok() || Find(params, "partitions")) {
-        return cluster::Reach::kLocal;
-      }
-      return cluster::Reach::kDevices;
-    }
+    case Route::kDevices:
     case Route::kIndexReadings:
-    case Route::kFleetReadings:
-      return get ? cluster::Reach::kFleet : cluster::Reach::kLocal;
+      return get ? cluster::Reach::kMerged : cluster::Reach::kLocal;
     default:
       return cluster::Reach::kLocal;
   }
@@ -955,6 +927,22 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
       return Metrics(context);
   }
   return Error(http::status::not_found, "NotFound", "no such endpoint: " + Quoted(path));
+}
+
+http::Response Merge(const Context& context, const http::Request& request, std::span<const std::string> shares) {
+  const std::string_view target = http::ToStd(request.target());
+  const auto question = target.find('?');
+  Match match;
+  if (Status s = MatchPath(target.substr(0, question), &match); !s.ok() || match.route != Route::kIndexReadings) {
+    return MergeDevicePages(context.read.limits, request, shares);
+  }
+  Params params;
+  if (Status s = ParseQueryString(question == std::string_view::npos ? "" : target.substr(question + 1),
+                                  SpecOf(match.route), &params);
+      !s.ok()) {
+    return ErrorFromStatus(s);
+  }
+  return IndexReadings(context, match.index, params, shares);
 }
 
 http::Response MergeDevicePages(const query::ReadLimits& limits, const http::Request& request,

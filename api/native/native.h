@@ -1,7 +1,7 @@
 // The native JSON API (the Router sends it every request that is not a DynamoDB call).
 //
 //   GET /v1/devices                 prefix, limit, cursor (and partitions, partition_count: only
-//                                   those partitions' devices, a node's part of a merged listing,
+//                                   those partitions' devices, a node's share of a merged listing,
 //                                   cluster::Forwarder): every device in id order with its first
 //                                   and last reading time, reading count and latest reading, from
 //                                   the device registry (storage::Store::ListDevices); a page ends
@@ -16,7 +16,8 @@
 //                                   (one of them is required): {"deviceId":…,"deleted":N}
 //   GET /v1/devices/{id}/readings/{timestamp}
 //   GET /v1/devices/{id}/aggregate  from|after, to|before, step, fn, attributes, format (aggregate.h)
-//   GET /v1/indexes/{name}/readings  a fleet-wide question through a secondary index (index.h)
+//   GET /v1/indexes/{name}/readings  a fleet-wide question through a secondary index (index.h);
+//                                   with partitions, partition_count: a node's share (index.h)
 //   GET /v1/readings                 refused: names the index to declare (index.h)
 //   GET /healthz, /readyz, /metrics
 //
@@ -67,9 +68,11 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
 // not allowed) is kLocal: every node refuses it alike.
 cluster::Reach ReachOf(const http::Request& request, std::string* device_id);
 
-// One page of the device listing from the parts several nodes answered for `request`, each a
-// 200 answer's body for its own partitions (cluster::Forwarder): in device id order, at most the
-// request's limit, with one cursor, as a node holding every partition answers it.
+// The answer to `request` (a cluster::Reach::kMerged one: the device listing or an index query)
+// from the shares several nodes answered for it, each a 200 answer's body for the partitions its
+// request named (cluster::Forwarder): the page a node holding every partition gives.
+http::Response Merge(const Context& context, const http::Request& request, std::span<const std::string> shares);
+// Merge of the device listing: in device id order, at most the request's limit, with one cursor.
 http::Response MergeDevicePages(const query::ReadLimits& limits, const http::Request& request,
                                 std::span<const std::string> parts);
 

@@ -141,4 +141,8 @@ Status NativeKeyCondition(const std::string& device_id, const Params& params, Ke
   return query::MakeKeyCondition(device_id, SortKeyOp::kAll, "", "", key);
 }
 
+Status PartitionSetParam(const Params& params, std::optional<cluster::PartitionSet>* share) {
+  return cluster::ParsePartitionSet(Find(params, "partitions"), Find(params, "partition_count"), share);
+}
+
 }  // namespace readingsd::api::native

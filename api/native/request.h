@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cluster/node_map.h"
 #include "http/handler.h"
 #include "query/key_condition.h"
 #include "storage/reading.h"
@@ -29,6 +30,10 @@ const std::string* Find(const Params& params, std::string_view name);
 Status CountParam(const Params& params, std::string_view name, std::size_t fallback, std::size_t max,
                   std::size_t* out);
 inline constexpr std::size_t kDefaultLimit = 100;  // a page's items when limit is not given
+
+// partitions and partition_count (together): only the devices of those partitions, a node's
+// share of a request merged across nodes (cluster::Forwarder); unset when both are absent.
+Status PartitionSetParam(const Params& params, std::optional<cluster::PartitionSet>* share);
 
 http::Response JsonResponse(http::status status, std::string body);
 // InvalidArgument is the client's mistake, NotFound an absent item; anything else is the

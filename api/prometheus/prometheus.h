@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,7 +99,15 @@ struct Context {
   const RemoteReadLimits& limits;
 };
 
-// Thread-safe: it keeps nothing between calls. `endpoint` is set to "prometheus.read".
+// Thread-safe: it keeps nothing between calls. `endpoint` is set to "prometheus.read". With
+// partitions=…&partition_count=… on the target (cluster::PartitionSet), only the series of those
+// partitions' devices: a node's share of a read merged across nodes.
 http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
+
+// The answer to a read from the shares several nodes answered for it (cluster::Forwarder), each
+// of other devices: per query the union of their series, sorted by labels as one node sorts them.
+// The series and samples caps apply to the union; max_scanned to each node's share (it bounds
+// what one node reads).
+http::Response Merge(const Context& context, std::span<const std::string> shares);
 
 }  // namespace readingsd::api::prometheus

@@ -2,6 +2,7 @@
 #include <snappy.h>
 
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -12,6 +13,7 @@
 #include "api/prometheus/devices.h"
 #include "api/prometheus/prometheus.h"
 #include "api/prometheus/remote_read.pb.h"
+#include "cluster/node_map.h"
 #include "query/key_condition.h"
 #include "storage/key.h"
 
@@ -30,6 +32,9 @@ using prompb::TimeSeries;
 constexpr std::string_view kDeviceLabel = "device";
 constexpr std::string_view kAttributeLabel = "attribute";
 constexpr std::string_view kNameLabel = "__name__";
+
+// The answer: `response` encoded and compressed.
+http::Response Encoded(const ReadResponse& response);
 
 http::Response TextResponse(http::status status, std::string body) {
   http::Response res{status, 11};
@@ -69,6 +74,19 @@ struct Series {
 
   std::string_view attribute_label() const { return name->second.renamed ? name->first : std::string_view(); }
 };
+
+// The caps on the answer's size (the scan cap is each node's).
+Status CheckAnswerCaps(const RemoteReadLimits& limits, std::size_t series, std::size_t samples) {
+  if (samples > limits.max_samples) {
+    return Status::InvalidArgument("max samples: the request selects more than " +
+                                   std::to_string(limits.max_samples) + " samples; narrow the time range");
+  }
+  if (series > limits.max_series) {
+    return Status::InvalidArgument("max series: the request selects more than " + std::to_string(limits.max_series) +
+                                   " series; narrow the matchers");
+  }
+  return Status::OK();
+}
 
 // What one request selects and has read so far, across its queries (the caps are per request).
 class Selection {
@@ -194,19 +212,12 @@ Status Selection::ReadDevice(const query::ReadContext& read, const SeriesQuery& 
     return Status::InvalidArgument("max scan: the request reads more than " + std::to_string(limits_.max_scanned) +
                                    " readings; narrow the time range or the device matchers");
   }
-  if (sink.over_cap()) {
-    return Status::InvalidArgument("max samples: the request selects more than " +
-                                   std::to_string(limits_.max_samples) + " samples; narrow the time range");
-  }
-  if (series_ > limits_.max_series) {
-    return Status::InvalidArgument("max series: the request selects more than " + std::to_string(limits_.max_series) +
-                                   " series; narrow the matchers");
-  }
-  return Status::OK();
+  return CheckAnswerCaps(limits_, series_, sink.over_cap() ? limits_.max_samples + 1 : samples_);
 }
 
-// The devices the query's device matchers select, in id order.
-Status SelectDevices(const storage::Store& store, const SeriesQuery& query, std::vector<std::string>* devices) {
+// The devices the query's device matchers select (of `share` only, when set), in id order.
+Status SelectDevices(const storage::Store& store, const SeriesQuery& query,
+                     const std::optional<cluster::PartitionSet>& share, std::vector<std::string>* devices) {
   std::string lower, upper;
   for (const Matcher& m : query.matchers) {
     std::string l, u;
@@ -216,7 +227,8 @@ Status SelectDevices(const storage::Store& store, const SeriesQuery& query, std:
   }
   if (!upper.empty() && lower > upper) return Status::OK();
   const auto selected = [&](std::string_view device_id) {
-    return std::ranges::all_of(query.matchers,
+    return (!share || share->Holds(device_id)) &&
+           std::ranges::all_of(query.matchers,
                                [&](const Matcher& m) { return m.name() != kDeviceLabel || m.Matches(device_id); });
   };
   if (!lower.empty() && lower == upper) {  // one device named: no walk over the others
@@ -236,10 +248,10 @@ void AddLabel(TimeSeries* series, std::string_view name, std::string_view value)
 }
 
 // The query's series, sorted by their labels as Prometheus sorts them.
-Status ReadQuery(const query::ReadContext& read, const SeriesQuery& query, Selection* selection,
-                 QueryResult* out) {
+Status ReadQuery(const query::ReadContext& read, const SeriesQuery& query,
+                 const std::optional<cluster::PartitionSet>& share, Selection* selection, QueryResult* out) {
   std::vector<std::string> devices;
-  if (Status s = SelectDevices(read.store, query, &devices); !s.ok()) return s;
+  if (Status s = SelectDevices(read.store, query, share, &devices); !s.ok()) return s;
   std::vector<Series> series;
   for (const std::string& device_id : devices) {
     if (Status s = selection->ReadDevice(read, query, device_id, &series); !s.ok()) return s;
@@ -324,14 +336,62 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
   if (Status s = DecodeReadRequest(request.body(), context.limits, &queries, &too_large); !s.ok()) {
     return TextResponse(too_large ? http::status::payload_too_large : http::status::bad_request, s.message() + "\n");
   }
+  // partitions=…&partition_count=… on the target: a node's share of a request merged across nodes.
+  std::optional<cluster::PartitionSet> share;
+  if (Status s = cluster::PartitionSetOf(http::ToStd(request.target()), &share); !s.ok()) {
+    return TextResponse(http::status::bad_request, s.message() + "\n");
+  }
   ReadResponse response;
   Selection selection(context.limits);
   for (const SeriesQuery& query : queries) {
-    if (Status s = ReadQuery(context.read, query, &selection, response.add_results()); !s.ok()) {
+    if (Status s = ReadQuery(context.read, query, share, &selection, response.add_results()); !s.ok()) {
       return TextResponse(s.IsInvalidArgument() ? http::status::bad_request : http::status::internal_server_error,
                           s.message() + "\n");
     }
   }
+  return Encoded(response);
+}
+
+http::Response Merge(const Context& context, std::span<const std::string> shares) {
+  ReadResponse merged;
+  std::size_t series = 0, samples = 0;
+  for (const std::string& share : shares) {
+    std::string raw;
+    ReadResponse part;
+    if (!snappy::Uncompress(share.data(), share.size(), &raw) || !part.ParseFromString(raw) ||
+        (&share != &shares.front() && part.results_size() != merged.results_size())) {
+      return TextResponse(http::status::bad_gateway, "a node's share of the remote read is not one\n");
+    }
+    if (&share == &shares.front()) {
+      merged = std::move(part);
+    } else {
+      for (int i = 0; i < part.results_size(); ++i) {
+        auto* from = part.mutable_results(i)->mutable_timeseries();
+        auto* to = merged.mutable_results(i)->mutable_timeseries();
+        while (!from->empty()) to->AddAllocated(from->ReleaseLast());
+      }
+    }
+  }
+  // The shares hold different devices, so different series: the union, in Prometheus' order.
+  for (QueryResult& result : *merged.mutable_results()) {
+    auto* all = result.mutable_timeseries();
+    std::sort(all->pointer_begin(), all->pointer_end(), [](const TimeSeries* a, const TimeSeries* b) {
+      return std::lexicographical_compare(
+          a->labels().begin(), a->labels().end(), b->labels().begin(), b->labels().end(),
+          [](const Label& x, const Label& y) { return std::tie(x.name(), x.value()) < std::tie(y.name(), y.value()); });
+    });
+    for (const TimeSeries& ts : *all) samples += static_cast<std::size_t>(ts.samples_size());
+    series += static_cast<std::size_t>(all->size());
+  }
+  if (Status s = CheckAnswerCaps(context.limits, series, samples); !s.ok()) {
+    return TextResponse(http::status::bad_request, s.message() + "\n");
+  }
+  return Encoded(merged);
+}
+
+namespace {
+
+http::Response Encoded(const ReadResponse& response) {
   const std::string raw = response.SerializeAsString();
   std::string compressed;
   snappy::Compress(raw.data(), raw.size(), &compressed);
@@ -341,5 +401,7 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
   res.body() = std::move(compressed);
   return res;
 }
+
+}  // namespace
 
 }  // namespace readingsd::api::prometheus

@@ -604,6 +604,38 @@ TEST_F(DynamoDbApiTest, BatchGetItem) {
             "be null");
 }
 
+// What a node with a node map does with the shares of a BatchGetItem (cluster::Forwarder): each
+// node reads its partitions' keys, and the merge of the shares is the whole answer, also past the
+// response's cap, where UnprocessedKeys are the same keys one node leaves.
+TEST_F(DynamoDbApiTest, SharesOfABatchGetItemMergeIntoTheWholeAnswer) {
+  auto key = [](const std::string& device, const std::string& ts) {
+    return json{{"deviceId", {{"S", device}}}, {"readingTs", {{"S", ts}}}};
+  };
+  json keys = json::array({key("b2", "2026-06-24T02:00:00+02:00"), key("a10", "2030-01-01T00:00:00Z")});
+  for (int i = 0; i < 6; ++i) keys.push_back(key(i % 2 ? "a1" : "a10", SampleSortKey(i)));
+  keys.push_back(key("a1", "not a time"));
+  const json batch = {{"RequestItems", {{"readings", {{"Keys", keys}, {"ProjectionExpression", "deviceId, humidity"}}}}},
+                      {"ReturnConsumedCapacity", "TOTAL"}};
+  for (const std::size_t cap : {std::size_t{16} << 20, StoredBytes({{"a1", SampleSortKey(1)}, {"a1", SampleSortKey(3)}})}) {
+    ServeOptions options;
+    options.api.limits.max_batch_get_bytes = cap;
+    StartServer(options);
+    const HttpResult whole = Call("BatchGetItem", batch);
+    ASSERT_EQ(whole.status, 200) << whole.body;
+    const Headers headers = {{"X-Amz-Target", "DynamoDB_20120810.BatchGetItem"},
+                             {"Content-Type", "application/x-amz-json-1.0"}};
+    const std::vector<std::string> shares = {Post(port(), "/?partitions=0&partition_count=3", headers, batch.dump()).body,
+                                             Post(port(), "/?partitions=1-2&partition_count=3", headers, batch.dump()).body};
+    const query::ReadContext read{*store_, options.api.limits};
+    http::Request request{http::verb::post, "/", 11};
+    request.set("X-Amz-Target", "DynamoDB_20120810.BatchGetItem");
+    request.body() = batch.dump();
+    const http::Response merged = api::dynamodb::Merge({read, "readings", {}, "id", "us-east-1"}, request, shares);
+    EXPECT_EQ(json::parse(merged.body()), whole.Json()) << cap;
+    EXPECT_EQ(whole.Json()["UnprocessedKeys"].empty(), cap == std::size_t{16} << 20);
+  }
+}
+
 TEST_F(DynamoDbApiTest, LegacyParametersAnswerAsTheirExpressions) {
   json expression = Between("a1", "2026-06-23T08:00:00Z", "2026-06-23T08:19:00Z");
   expression["FilterExpression"] = "#s = :ok OR temperature >= :t";

@@ -127,6 +127,69 @@ TEST_F(IndexApiTest, ColumnsPagesAreTheRowsPagesTransposed) {
   check("/v1/indexes/hot_by_hour/readings?from=2030-01-01T00:00:00Z&to=2030-01-01T01:00:00Z");  // no items
 }
 
+// What a node with a node map does with the shares of an index query (cluster::Forwarder): the
+// merge of two nodes' shares (their partitions' devices only) is, page after page, the page of
+// the whole, byte for byte, also when pages end at max_page_bytes, and when the nodes' shares end
+// sooner than the merging node's pages would (a smaller max_page_bytes there).
+TEST_F(IndexApiTest, SharesOfAQueryMergeIntoThePagesOfTheWhole) {
+  const std::string window = "/v1/indexes/hot_by_hour/readings?from=2026-06-23T08:00:00Z&to=2026-06-23T11:59:59Z";
+  for (const std::size_t max_page_bytes : {std::size_t{1} << 20, std::size_t{400}}) {
+    ServeOptions options;
+    options.api.limits.max_page_bytes = max_page_bytes;
+    StartServer(options);
+    const query::ReadContext read{*store_, options.api.limits};
+    const api::native::OpsHooks ops;
+    const api::native::DeleteHook remove;
+    for (const std::string& target : std::vector<std::string>{
+             window + "&limit=7", window + "&limit=5&order=desc&format=columns", window + "&gt=30&limit=4",
+             window + "&filter=" + UrlEncode("status = 'ok'") + "&limit=6&attributes=status",
+             "/v1/indexes/by_status/readings?value=ok&limit=3", "/v1/indexes/by_status/readings?value=warn"}) {
+      std::string cursor;
+      for (int page = 0; page < 100; ++page) {
+        const std::string path = target + (cursor.empty() ? "" : "&cursor=" + cursor);
+        const HttpResult whole = Get(port(), path);
+        ASSERT_EQ(whole.status, 200) << path << ": " << whole.body;
+        const std::vector<std::string> shares = {Get(port(), path + "&partitions=0&partition_count=3").body,
+                                                 Get(port(), path + "&partitions=1-2&partition_count=3").body};
+        const http::Request request{http::verb::get, path, 11};
+        EXPECT_EQ(api::native::Merge({read, ops, remove}, request, shares).body(), whole.body) << path;
+        if (!whole.Json().contains("nextCursor")) break;
+        cursor = whole.Json()["nextCursor"].get<std::string>();
+      }
+    }
+  }
+  // Shares cut at 200 bytes merged by a node that would cut at 1 MB: the page ends where a share
+  // ended, and its cursor resumes there.
+  ServeOptions options;
+  options.api.limits.max_page_bytes = 200;
+  StartServer(options);
+  const query::ReadContext read{*store_, query::ReadLimits{}};
+  const api::native::OpsHooks ops;
+  const api::native::DeleteHook remove;
+  std::vector<std::string> merged_items, whole_items;
+  std::string cursor;
+  for (int page = 0; page < 200; ++page) {  // the whole, from this node's own short pages
+    const json whole = GetJson(window + "&limit=1000" + (cursor.empty() ? "" : "&cursor=" + cursor));
+    for (const json& item : whole["items"]) whole_items.push_back(item.dump());
+    if (!whole.contains("nextCursor")) break;
+    cursor = whole["nextCursor"].get<std::string>();
+  }
+  cursor.clear();
+  int pages = 0;
+  for (; pages < 200; ++pages) {
+    const std::string path = window + "&limit=1000" + (cursor.empty() ? "" : "&cursor=" + cursor);
+    const std::vector<std::string> shares = {Get(port(), path + "&partitions=0&partition_count=3").body,
+                                             Get(port(), path + "&partitions=1-2&partition_count=3").body};
+    const http::Request request{http::verb::get, path, 11};
+    const json merged = json::parse(api::native::Merge({read, ops, remove}, request, shares).body());
+    for (const json& item : merged["items"]) merged_items.push_back(item.dump());
+    if (!merged.contains("nextCursor")) break;
+    cursor = merged["nextCursor"].get<std::string>();
+  }
+  EXPECT_GT(pages, 1);
+  EXPECT_EQ(merged_items, whole_items);
+}
+
 TEST_F(IndexApiTest, ColumnsInTheDocumentedShape) {
   const std::string target =
       "/v1/indexes/hot_by_hour/readings?from=2026-06-23T08:00:00Z&to=2026-06-23T08:59:59Z&ge=48.5&limit=3"

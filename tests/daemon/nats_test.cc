@@ -5,9 +5,10 @@
 // the MQTT path's reason and counted; and a node killed with SIGKILL mid-stream has stored every
 // message its consumers had acked, and after a restart stores the rest once; on a cluster of
 // three servers with the stream replicated three ways, two nodes owning the same partitions
-// each store every reading. With a node map, every node answers for every device and lists
-// every device alike, also with an owner killed, and a partition with no live owner is a 503
-// that names it.
+// each store every reading. With a node map, every node answers for every device, lists every
+// device, and answers index queries (native and DynamoDB), BatchGetItem and remote reads merged
+// across nodes exactly as one node holding every partition does, also with an owner killed; a
+// partition with no live owner is a 503 that names it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nats/nats.h>
@@ -26,7 +27,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <snappy.h>
 
+#include "api/prometheus/remote_read.pb.h"
 #include "cluster/forward.h"
 #include "cluster/partition.h"
 #include "http/client.h"
@@ -340,15 +343,25 @@ TEST(NatsClusterTest, TwoNodesOwningThePartitionsOfAThreeServerClusterEachStoreE
 }
 
 // Three nodes with a node map over 6 partitions on one server's stream, each partition owned by
-// two of them (n1 0-3, n2 2-5, n3 0-1 and 4-5), every reading published over NATS and stored by
-// both owners before the test begins.
+// two of them (n1 0-3, n2 2-5, n3 0-1 and 4-5), and a reference node without a map owning all 6;
+// every reading published over NATS and stored by its owners before the test begins. Each node
+// declares two indexes: one sharded (its shards merged in sort order), one sorted by readingTs
+// (where the devices' readings tie and the device id orders them).
 class NodeMapTest : public ::testing::Test {
  protected:
   static constexpr int kPartitions = 6;
   static constexpr int kDevices = 24;
+  static constexpr char kIndexes[] =
+      "[[index]]\nname = \"hot_by_hour\"\npartition = \"readingHour\"\nsort = \"temperature\"\nshards = 3\n"
+      "[[index]]\nname = \"by_day\"\npartition = \"readingDay\"\nsort = \"readingTs\"\n";
 
   void SetUp() override {
     server_.emplace(NatsServerOptions{.partitions = kPartitions});
+    const std::string reference_config = dir_.File("all.toml");
+    std::ofstream(reference_config) << "[nats]\nservers = [\"" << server_->url() << "\"]\npartitions = " << kPartitions
+                                    << "\ndurable_prefix = \"all\"\n" << kIndexes;
+    reference_.emplace(DaemonOptions{.broker_port = 1, .extra_args = {"--config=" + reference_config}});
+    reference_->Start();
     const std::vector<int> ports = FreeLoopbackPorts(3);
     const std::vector<std::pair<std::string, std::string>> owned = {
         {"n1", R"(["0-3"])"}, {"n2", R"(["2-5"])"}, {"n3", R"(["0-1", "4-5"])"}};
@@ -361,8 +374,8 @@ class NodeMapTest : public ::testing::Test {
       const std::string& name = owned[i].first;
       const std::string path = dir_.File(name + ".toml");
       std::ofstream(path) << "[nats]\nservers = [\"" << server_->url() << "\"]\npartitions = " << kPartitions
-                          << "\ndurable_prefix = \"" << name << "\"\n[cluster]\nnode = \"" << name << "\"\n"
-                          << map;
+                          << "\ndurable_prefix = \"" << name << "\"\n" << kIndexes << "[cluster]\nnode = \"" << name
+                          << "\"\n" << map;
       // The MQTT broker is never dialled while nats.servers is set.
       nodes_.push_back(std::make_unique<Daemon>(DaemonOptions{
           .broker_port = 1,
@@ -388,6 +401,13 @@ class NodeMapTest : public ::testing::Test {
       }
       ASSERT_EQ(nodes_[i]->WaitForStored(devices, readings, std::chrono::seconds(60)), readings) << nodes_[i]->log();
     }
+    std::vector<std::string> all;
+    std::size_t readings = 0;
+    for (const auto& [device, keys] : want_) {
+      all.push_back(device);
+      readings += keys.size();
+    }
+    ASSERT_EQ(reference_->WaitForStored(all, readings, std::chrono::seconds(60)), readings) << reference_->log();
   }
 
   // The first device of partition `p`.
@@ -447,6 +467,136 @@ class NodeMapTest : public ::testing::Test {
     EXPECT_EQ(listed, devices);  // every device once, in id order
   }
 
+  // Index queries (native rows and columns, and DynamoDB Query with IndexName), page by page with
+  // a small limit, and remote reads, asked of each of `nodes`: each page the same as the
+  // reference node's (a node holding every partition), so that a cursor from any node resumes
+  // on any other; together every reading.
+  void ExpectMergedAnswersAreTheReferences(const std::vector<std::size_t>& nodes) {
+    const std::string window = "from=2026-06-23T00:00:00Z&to=2026-06-23T00:59:59Z";
+    const std::vector<std::string> targets = {
+        "/v1/indexes/hot_by_hour/readings?" + window + "&limit=7",
+        "/v1/indexes/hot_by_hour/readings?" + window + "&limit=7&format=columns",
+        "/v1/indexes/hot_by_hour/readings?" + window + "&limit=11&order=desc&attributes=humidity",
+        "/v1/indexes/hot_by_hour/readings?" + window + "&limit=13&gt=30&filter=humidity%3E60",
+        "/v1/indexes/hot_by_hour/readings?from=2026-06-23T00:00:10Z&to=2026-06-23T00:00:20Z&limit=50",
+        "/v1/indexes/by_day/readings?value=2026-06-23&limit=9",
+        "/v1/indexes/by_day/readings?value=2026-06-23&limit=9&order=desc&format=columns&filter=temperature%3C20",
+        "/v1/indexes/by_day/readings?value=2026-06-23&limit=1000"};
+    std::size_t total = 0;
+    for (const auto& [device, keys] : want_) total += keys.size();
+    for (const std::string& target : targets) {
+      std::size_t scanned = 0;
+      int pages = 0;
+      for (std::string cursor;; ++pages) {
+        const std::string path = target + (cursor.empty() ? "" : "&cursor=" + cursor);
+        const auto [status, want] = Get(reference_->http_port(), path);
+        ASSERT_EQ(status, 200) << path << ": " << want;
+        for (std::size_t node : nodes) EXPECT_EQ(Get(nodes_[node]->http_port(), path).second, want) << path;
+        const nlohmann::json page = nlohmann::json::parse(want);
+        scanned += page["scannedCount"].get<std::size_t>();
+        if (!page.contains("nextCursor")) break;
+        cursor = page["nextCursor"].get<std::string>();
+      }
+      // Every reading is an entry of each index, read once (but past a condition on the sort value).
+      if (target.find("gt=") == std::string::npos) {
+        EXPECT_EQ(scanned, total) << target;
+      }
+      EXPECT_GT(pages, 0) << target;
+    }
+    // The bucket the readings are in, as DynamoDB names it, without the shard an item is in: all
+    // shards merged.
+    const nlohmann::json first = nlohmann::json::parse(Get(reference_->http_port(), targets.front()).second);
+    std::string hour = first["items"][0]["readingHour"].get<std::string>();
+    hour = hour.substr(0, hour.find('#'));
+    const std::vector<std::string> queries = {
+        R"({"TableName":"readings","IndexName":"hot_by_hour","KeyConditionExpression":"readingHour = :h",)"
+        R"("ExpressionAttributeValues":{":h":{"S":")" + hour + R"("}},"Limit":7})",
+        R"({"TableName":"readings","IndexName":"hot_by_hour","KeyConditionExpression":"readingHour = :h AND temperature >= :t",)"
+        R"("FilterExpression":"humidity < :u","ScanIndexForward":false,"ReturnConsumedCapacity":"TOTAL",)"
+        R"("ExpressionAttributeValues":{":h":{"S":")" + hour + R"("},":t":{"N":"25"},":u":{"N":"50"}},"Limit":10})",
+        R"({"TableName":"readings","IndexName":"by_day","KeyConditionExpression":"readingDay = :d",)"
+        R"("ExpressionAttributeValues":{":d":{"S":"2026-06-23"}},"Select":"COUNT","Limit":100})",
+        R"({"TableName":"readings","IndexName":"hot_by_hour","KeyConditionExpression":"readingHour = :h",)"
+        R"("ExpressionAttributeValues":{":h":{"S":")" + hour + R"("}}})"};
+    for (const std::string& query : queries) {
+      std::size_t scanned = 0;
+      for (nlohmann::json body = nlohmann::json::parse(query);;) {
+        const http::Response want = DynamoDb(reference_->http_port(), "Query", body.dump());
+        ASSERT_EQ(want.result_int(), 200u) << want.body();
+        const nlohmann::json page = nlohmann::json::parse(want.body());
+        for (std::size_t node : nodes) {
+          const http::Response got = DynamoDb(nodes_[node]->http_port(), "Query", body.dump());
+          EXPECT_EQ(nlohmann::json::parse(got.body()), page) << body.dump();
+        }
+        scanned += page["ScannedCount"].get<std::size_t>();
+        if (!page.contains("LastEvaluatedKey")) break;
+        body["ExclusiveStartKey"] = page["LastEvaluatedKey"];
+      }
+      if (query.find("temperature") == std::string::npos) {
+        EXPECT_EQ(scanned, total) << query;
+      }
+    }
+    // BatchGetItem: a reading of every device (a key of each partition), one that is not stored,
+    // in an order no node has them in.
+    nlohmann::json keys = nlohmann::json::array();
+    for (auto it = want_.rbegin(); it != want_.rend(); ++it) {
+      for (const std::string& ts : {*it->second.begin(), *it->second.rbegin()}) {
+        keys.push_back({{"deviceId", {{"S", it->first}}}, {"readingTs", {{"S", ts}}}});
+      }
+    }
+    keys.push_back({{"deviceId", {{"S", "dev00001"}}}, {"readingTs", {{"S", "2020-01-01T00:00:00Z"}}}});
+    for (const std::string projection : {"", R"(,"ProjectionExpression":"humidity")"}) {
+      const std::string batch = R"({"RequestItems":{"readings":{"Keys":)" + keys.dump() + projection +
+                                R"(}},"ReturnConsumedCapacity":"TOTAL"})";
+      const http::Response want = DynamoDb(reference_->http_port(), "BatchGetItem", batch);
+      ASSERT_EQ(want.result_int(), 200u) << want.body();
+      const nlohmann::json answer = nlohmann::json::parse(want.body());
+      EXPECT_EQ(answer["Responses"]["readings"].size(), 2u * kDevices);
+      for (std::size_t node : nodes) {
+        const http::Response got = DynamoDb(nodes_[node]->http_port(), "BatchGetItem", batch);
+        EXPECT_EQ(nlohmann::json::parse(got.body()), answer) << "node " << node;
+      }
+    }
+    // Remote read: two queries in one request, each answered with every device's series.
+    prompb::ReadRequest read;
+    for (const auto& [name, device] : std::vector<std::pair<std::string, std::string>>{
+             {"temperature", "dev000.*"}, {"humidity", "dev0001[0-9]|dev0000[2-5]"}}) {
+      prompb::Query* q = read.add_queries();
+      q->set_start_timestamp_ms(tools::kDefaultStartMs);
+      q->set_end_timestamp_ms(tools::kDefaultStartMs + 3600000);
+      prompb::LabelMatcher* m = q->add_matchers();
+      m->set_type(prompb::LabelMatcher::EQ);
+      m->set_name("__name__");
+      m->set_value(name);
+      m = q->add_matchers();
+      m->set_type(prompb::LabelMatcher::RE);
+      m->set_name("device");
+      m->set_value(device);
+    }
+    const auto remote_read = [&read](int port) {
+      const std::string raw = read.SerializeAsString();
+      http::Request request{http::verb::post, "/api/v1/read", 11};
+      request.set(http::field::content_type, "application/x-protobuf");
+      snappy::Compress(raw.data(), raw.size(), &request.body());
+      http::Response answer;
+      const Status s = http::Send("127.0.0.1", std::to_string(port), std::move(request), std::chrono::seconds(5),
+                                  std::chrono::seconds(30), &answer);
+      if (!s.ok()) throw std::runtime_error(s.ToString());
+      std::string body;
+      if (answer.result_int() != 200 || !snappy::Uncompress(answer.body().data(), answer.body().size(), &body)) {
+        return "status " + std::to_string(answer.result_int()) + ": " + answer.body();
+      }
+      return body;
+    };
+    const std::string want = remote_read(reference_->http_port());
+    prompb::ReadResponse response;
+    ASSERT_TRUE(response.ParseFromString(want)) << want;
+    ASSERT_EQ(response.results_size(), 2);
+    EXPECT_EQ(response.results(0).timeseries_size(), kDevices);
+    EXPECT_EQ(response.results(1).timeseries_size(), 14);
+    for (std::size_t node : nodes) EXPECT_EQ(remote_read(nodes_[node]->http_port()), want) << "node " << node;
+  }
+
   static http::Response DynamoDb(int port, const std::string& operation, const std::string& body,
                                  const std::string& forwarded_by = "") {
     http::Request request{http::verb::post, "/", 11};
@@ -474,6 +624,7 @@ class NodeMapTest : public ::testing::Test {
 
   TempDir dir_;
   std::optional<NatsServer> server_;
+  std::optional<Daemon> reference_;  // no map, every partition
   std::vector<std::unique_ptr<Daemon>> nodes_;
   tools::GeneratorOptions generator_{.count = 1200, .devices = kDevices, .batch = 3};
   std::map<std::string, std::set<std::string>> want_;  // sort keys by device
@@ -495,6 +646,12 @@ TEST_F(NodeMapTest, EveryNodeAnswersForEveryDeviceCompletelyAndAlikeAlsoWithANod
   ExpectEveryNodeAnswersCompletelyAndAlike({0, 2});
 }
 
+TEST_F(NodeMapTest, IndexQueriesAndRemoteReadsMergedAcrossNodesAreThoseOfANodeHoldingEveryPartition) {
+  ExpectMergedAnswersAreTheReferences({0, 1, 2});
+  nodes_[1]->Kill9();  // n2: partitions 2-3 are left to n1, 4-5 to n3
+  ExpectMergedAnswersAreTheReferences({0, 2});
+}
+
 TEST_F(NodeMapTest, APartitionWithoutALiveOwnerIsA503NamingIt) {
   nodes_[1]->Kill9();
   nodes_[2]->Kill9();  // partitions 4 and 5 have no live owner left
@@ -509,9 +666,19 @@ TEST_F(NodeMapTest, APartitionWithoutALiveOwnerIsA503NamingIt) {
   http::Response dynamodb = DynamoDb(n1, "Query", query);
   EXPECT_EQ(dynamodb.result_int(), 503u);
   EXPECT_THAT(dynamodb.body(), ::testing::HasSubstr("partition 5"));
-  const auto [list_status, list] = Get(n1, "/v1/devices");
-  EXPECT_EQ(list_status, 503);
-  EXPECT_THAT(list, ::testing::HasSubstr("the device listing needs partition 4, which has no live owner"));
+  // Nor is anything merged across nodes answered in part.
+  for (const std::string target : {"/v1/devices", "/v1/indexes/by_day/readings?value=2026-06-23"}) {
+    const auto [merged_status, merged] = Get(n1, target);
+    EXPECT_EQ(merged_status, 503) << target;
+    EXPECT_THAT(merged, ::testing::HasSubstr("the request needs partition 4 (one owner of each partition answers for "
+                                             "it), which has no live owner: n2: "))
+        << target;
+  }
+  http::Response index_query = DynamoDb(n1, "Query", R"({"TableName":"readings","IndexName":"by_day",)"
+                                                     R"("KeyConditionExpression":"readingDay = :d",)"
+                                                     R"("ExpressionAttributeValues":{":d":{"S":"2026-06-23"}}})");
+  EXPECT_EQ(index_query.result_int(), 503u);
+  EXPECT_THAT(index_query.body(), ::testing::HasSubstr("NoLiveOwner"));
   // What n1 owns it still answers whole.
   for (uint32_t p : {0u, 3u}) {
     const auto [own_status, own] = Get(n1, "/v1/devices/" + DeviceOf(p) + "/readings?limit=10000");
@@ -523,10 +690,17 @@ TEST_F(NodeMapTest, APartitionWithoutALiveOwnerIsA503NamingIt) {
   http::Response forwarded = GetForwarded(n1, "/v1/devices/" + DeviceOf(4) + "/latest");
   EXPECT_EQ(forwarded.result_int(), 503u);
   EXPECT_THAT(forwarded.body(), ::testing::HasSubstr("NotAnOwner"));
+  // Nor does it answer a share of partitions it does not own (or of another partition count) with
+  // nothing.
+  for (const std::string share : {"partitions=3-4&partition_count=6", "partitions=0&partition_count=4"}) {
+    http::Response shared = GetForwarded(n1, "/v1/indexes/by_day/readings?value=2026-06-23&" + share);
+    EXPECT_EQ(shared.result_int(), 503u) << share;
+    EXPECT_THAT(shared.body(), ::testing::HasSubstr("the nodes' maps ([cluster]) disagree")) << share;
+  }
   // What needs every partition and is not merged across nodes yet is refused, not answered in part.
-  const auto [fleet_status, fleet] = Get(n1, "/v1/indexes/none/readings?value=x");
-  EXPECT_EQ(fleet_status, 501);
-  EXPECT_THAT(fleet, ::testing::HasSubstr("owns only partitions 0-3 of 6"));
+  http::Response scan = DynamoDb(n1, "Scan", R"({"TableName":"readings"})");
+  EXPECT_EQ(scan.result_int(), 501u);
+  EXPECT_THAT(scan.body(), ::testing::HasSubstr("owns only partitions 0-3 of 6"));
 }
 
 }  // namespace
