@@ -203,7 +203,7 @@ class WindowReader {
     bool pending = true;
     storage::RollupView rollup;
     for (it->Seek(unread_end); it->Valid(); it->Next()) {
-      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup); !s.ok()) return s;
+      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup, request_.attributes); !s.ok()) return s;
       const std::string_view start = it->sort_key();
       if (rollup.stale) {
         if (!pending) unread.assign(start);

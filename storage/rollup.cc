@@ -1,5 +1,6 @@
 #include "storage/rollup.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -131,7 +132,7 @@ void ExactSum::AppendTo(std::string* out) const {
   }
 }
 
-Status ReadRollup(std::string_view in, RollupView* view) {
+Status ReadRollup(std::string_view in, RollupView* view, std::span<const std::string> only) {
   const Status bad = Status::Corruption("a rollup record does not decode");
   view->attributes.clear();
   if (in.size() < 2 || in[0] != kRecordTag) return bad;
@@ -139,9 +140,12 @@ Status ReadRollup(std::string_view in, RollupView* view) {
   in.remove_prefix(2);
   if (!GetVarint(&in, &view->readings)) return bad;
   while (!in.empty()) {
+    std::string_view name, body;
+    if (!GetBytes(&in, &name) || !GetBytes(&in, &body)) return bad;
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     RollupAttributeView& a = view->attributes.emplace_back();
-    std::string_view body;
-    if (!GetBytes(&in, &a.name) || !GetBytes(&in, &body) || !ParseAttribute(body, &a)) return bad;
+    a.name = name;
+    if (!ParseAttribute(body, &a)) return bad;
   }
   return Status::OK();
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -53,9 +54,10 @@ struct RollupView {
   std::vector<RollupAttributeView> attributes;  // none when stale
 };
 
-// Reads an encoded record whole into `view` (its attributes cleared first, their room reused),
-// or Corruption at its first malformed byte.
-Status ReadRollup(std::string_view encoded, RollupView* view);
+// Reads an encoded record into `view` (its attributes cleared first, their room reused), or
+// Corruption at its first malformed byte. With `only`, the attributes not named in it are
+// passed over unread: an aggregate of one attribute checks no other's numbers.
+Status ReadRollup(std::string_view encoded, RollupView* view, std::span<const std::string> only = {});
 
 // A floor record's granule start (seconds since 1970), or Corruption.
 Status ReadRollupFloor(std::string_view encoded, int64_t* seconds);

@@ -149,7 +149,13 @@ Status Rollups::Prepare() {
   const std::string wanted = granule_ > 0 ? std::to_string(granule_) : "";
   if (stored == wanted) return Status::OK();
   rocksdb::WriteBatch batch;
-  batch.DeleteRange(std::string(kRollupPrefix), std::string(kRollupPrefix) + kSortKeyEnd);
+  // Only when there is a record: a range tombstone is something every later read steps over.
+  const std::string lower(kRollupPrefix), upper = lower + kSortKeyEnd;
+  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  auto it = RangeIterator(db_, lower_slice, upper_slice);
+  it->SeekToFirst();
+  if (Status s = FromRocks(it->status(), "reading the rollups"); !s.ok()) return s;
+  if (it->Valid()) batch.DeleteRange(lower, upper);
   if (granule_ > 0) {
     batch.Put(std::string(kRollupsKey), wanted);
   } else {
@@ -221,6 +227,8 @@ Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
 }
 
 void Rollups::StartPlan() {
+  // The last plan was not committed: what it folded in place is not stored.
+  for (Devices::value_type* device : touched_) device->second.forget = true;
   ++plan_;
   touched_.clear();
   used_ = 0;
@@ -238,11 +246,11 @@ Rollups::Device& Rollups::Touch(Devices::value_type* device) {
   return d;
 }
 
-Status Rollups::SlotOf(Devices::value_type* device, int64_t start, Rollup** record) {
+Status Rollups::SlotOf(Devices::value_type* device, int64_t start, std::string_view sort_key, Rollup** record) {
   Device& d = device->second;
   for (std::size_t i = d.last_slot; i != kNone; i = slots_[i].prev) {
     if (slots_[i].start == start) {
-      *record = &slots_[i].record;
+      *record = &slots_[i].record();
       return Status::OK();
     }
   }
@@ -252,22 +260,34 @@ Status Rollups::SlotOf(Devices::value_type* device, int64_t start, Rollup** reco
   slot.start = start;
   slot.prev = d.last_slot;
   d.last_slot = used_++;
-  *record = &slot.record;
-  if (d.has_open && start == d.open_start) {
-    slot.record = d.open;
-  } else if (!d.has_open || start > d.open_start) {
-    slot.record.Reset();  // nothing after the newest record has one, nor a reading (the floor says so)
-  } else {
+  // The granule's key from the reading's: same day (a granule divides it), its time of day.
+  const auto day_seconds = static_cast<unsigned>(start - FloorToMultiple(start, 86400));
+  const unsigned fields[] = {day_seconds / 3600, day_seconds / 60 % 60, day_seconds % 60};
+  slot.key = RollupKey(device->first, "");
+  slot.key.append(sort_key.substr(0, 11));
+  for (unsigned field : fields) {
+    slot.key.push_back(static_cast<char>('0' + field / 10));
+    slot.key.push_back(static_cast<char>('0' + field % 10));
+    slot.key.push_back(':');
+  }
+  slot.key.back() = '.';
+  slot.key.append("000000000Z");
+  // The open record is folded in place: a failed write has the device read again (StartPlan).
+  slot.in_place = d.has_open && start == d.open_start;
+  if (!d.has_open || start > d.open_start) {
+    slot.own.Reset();  // nothing after the newest record has one, nor a reading (the floor says so)
+  } else if (!slot.in_place) {
     std::string value;
-    auto s = db_->Get(rocksdb::ReadOptions(), GranuleKey(device->first, start), &value);
+    auto s = db_->Get(rocksdb::ReadOptions(), slot.key, &value);
     if (s.IsNotFound()) {
-      slot.record.Reset();
+      slot.own.Reset();
     } else if (!s.ok()) {
       return FromRocks(s, "reading a rollup");
-    } else if (Status decoded = DecodeRollup(value, &slot.record); !decoded.ok()) {
+    } else if (Status decoded = DecodeRollup(value, &slot.own); !decoded.ok()) {
       return decoded;
     }
   }
+  *record = &slot.record();
   return Status::OK();
 }
 
@@ -290,14 +310,12 @@ Status Rollups::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batc
     const int64_t start = FloorToMultiple(SortKeyWholeSeconds(r.sort_key), granule_);
     if (start < d.floor) continue;
     Rollup* record = nullptr;
-    if (Status s = SlotOf(device, start, &record); !s.ok()) return s;
+    if (Status s = SlotOf(device, start, r.sort_key, &record); !s.ok()) return s;
     Fold(w, record);
   }
   for (std::size_t i = 0; i < used_; ++i) {
-    EncodeRollup(slots_[i].record, &scratch_, &value_);
-    if (auto s = batch->Put(GranuleKey(slots_[i].device->first, slots_[i].start), value_); !s.ok()) {
-      return FromRocks(s, "write batch");
-    }
+    EncodeRollup(slots_[i].record(), &scratch_, &value_);
+    if (auto s = batch->Put(slots_[i].key, value_); !s.ok()) return FromRocks(s, "write batch");
   }
   return Status::OK();
 }
@@ -360,8 +378,8 @@ void Rollups::Commit() {
   for (std::size_t i = 0; i < used_; ++i) {
     Slot& slot = slots_[i];
     Device& d = slot.device->second;
-    if (!d.has_open || slot.start >= d.open_start) {
-      std::swap(d.open, slot.record);
+    if (!slot.in_place && (!d.has_open || slot.start > d.open_start)) {
+      std::swap(d.open, slot.own);
       d.open_start = slot.start;
       d.has_open = true;
     }

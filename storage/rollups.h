@@ -46,7 +46,9 @@ Status DecodeRollup(std::string_view encoded, Rollup* rollup);
 // Not thread-safe: Plan, PlanDelete, PlanSweep, the write of their batch and Commit run under the
 // store's write lock. Keeps each device's newest granule's record in memory (read once per device
 // after an open, with its floor), so a write in time order reads no record: each batch Puts the
-// new record of every granule it touches. With granule_seconds 0 it keeps nothing.
+// new record of every granule it touches. A plan folds into that record in place (no copy per
+// batch); a plan that is not committed (its write failed) has the devices it touched read again
+// from the store. With granule_seconds 0 it keeps nothing.
 class Rollups {
  public:
   Rollups(rocksdb::DB* db, int64_t granule_seconds) : db_(db), granule_(granule_seconds) {}
@@ -95,11 +97,15 @@ class Rollups {
     bool forget = false;  // read it again (a delete changed its records)
   };
   using Devices = std::unordered_map<std::string, Device, Hash, std::equal_to<>>;
-  // A granule record a plan writes.
+  // A granule record a plan writes: the device's open one, or its own.
   struct Slot {
     Devices::value_type* device = nullptr;
     int64_t start = 0;
-    Rollup record;
+    std::string key;  // RollupKey of the granule
+    bool in_place = false;  // the device's open record, else `own`
+    Rollup own;
+
+    Rollup& record() { return in_place ? device->second.open : own; }
     std::size_t prev = kNone;
   };
 
@@ -107,7 +113,8 @@ class Rollups {
   void StartPlan();
   Device& Touch(Devices::value_type* device);
   // The plan's record of granule `start` of `device`: kept in memory, read, or new.
-  Status SlotOf(Devices::value_type* device, int64_t start, Rollup** record);
+  // `sort_key` is a reading's in the granule: its day is the granule's.
+  Status SlotOf(Devices::value_type* device, int64_t start, std::string_view sort_key, Rollup** record);
   int64_t FirstGranuleFrom(const std::string& sort_key) const;
   std::string GranuleKey(std::string_view device_id, int64_t start) const;
 
@@ -115,7 +122,7 @@ class Rollups {
   const int64_t granule_;
   Devices devices_;
   uint64_t plan_ = 0;
-  std::vector<Devices::value_type*> touched_;
+  std::vector<Devices::value_type*> touched_;  // until Commit
   std::vector<Slot> slots_;  // the first `used_` belong to the current plan; the rest keep their room
   std::size_t used_ = 0;
   int64_t horizon_floor_ = kNoFloor;

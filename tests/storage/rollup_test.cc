@@ -59,6 +59,8 @@ TEST(RollupRecordTest, ReadsWhatWasEncoded) {
   t.first_key = "2026-06-23T08:00:00.000000000Z";
   t.last = true;
   t.last_key = "2026-06-23T08:00:59.999999999Z";
+  const double sum_value = t.sum.Value();
+  const std::string last_key = t.last_key;
   rollup.attributes.emplace_back().name = "unused";  // counts nothing: not written
 
   std::string scratch, encoded;
@@ -74,10 +76,10 @@ TEST(RollupRecordTest, ReadsWhatWasEncoded) {
   EXPECT_EQ(a.min.ToNumber().text, "-1.5");
   EXPECT_EQ(a.max.ToNumber().text, "100000000000000000000");
   EXPECT_EQ(std::get<std::string_view>(a.first), "n/a");
-  EXPECT_EQ(a.last_key, t.last_key);
+  EXPECT_EQ(a.last_key, last_key);
   ExactSum sum;
   ASSERT_TRUE(sum.AddEncoded(a.sum));
-  EXPECT_EQ(sum.Value(), t.sum.Value());
+  EXPECT_EQ(sum.Value(), sum_value);
 
   internal::Rollup back;
   ASSERT_TRUE(internal::DecodeRollup(encoded, &back).ok());
@@ -98,10 +100,11 @@ TEST(RollupRecordTest, ReadsWhatWasEncoded) {
 
 TEST(RollupKeyTest, GranulesAndTheFloorRecord) {
   std::string_view device, granule;
-  ASSERT_TRUE(DecodeRollupKey(RollupKey("a1", ""), &device, &granule));
+  const std::string floor = RollupKey("a1", ""), record = RollupKey("a1", "2026-06-23T08:00:00.000000000Z");
+  ASSERT_TRUE(DecodeRollupKey(floor, &device, &granule));
   EXPECT_EQ(device, "a1");
   EXPECT_TRUE(granule.empty());
-  ASSERT_TRUE(DecodeRollupKey(RollupKey("a1", "2026-06-23T08:00:00.000000000Z"), &device, &granule));
+  ASSERT_TRUE(DecodeRollupKey(record, &device, &granule));
   EXPECT_EQ(granule, "2026-06-23T08:00:00.000000000Z");
   EXPECT_FALSE(DecodeRollupKey(RegistryKey("a1"), &device, &granule));
   EXPECT_LT(RollupKey("a1", ""), RollupKey("a1", "2026"));
