@@ -23,6 +23,10 @@ struct StorageConfig {
   std::string retention;
   std::chrono::seconds retention_seconds{0};
   uint64_t block_cache_mb = 64;
+  // Rollups: each device's readings summarised per granule of this many seconds at write time,
+  // so aggregates whose step is a multiple of it read one record per granule. 0 = off; else a
+  // divisor of 86400.
+  int64_t rollup_seconds = 60;
 
   bool operator==(const StorageConfig&) const = default;
 };

@@ -95,6 +95,11 @@ Check<std::string> OneOf(std::vector<std::string_view> allowed) {
   };
 }
 
+std::string RollupSeconds(const int64_t& x) {
+  Status s = storage::ValidateRollupSeconds(x);
+  return s.ok() ? "" : "must be 0 (off) or divide a day (86400), e.g. 60, got " + Num(x);
+}
+
 std::string NonEmpty(const std::string& s) { return s.empty() ? "must not be empty" : ""; }
 
 std::string Positive(const double& x) { return x > 0 ? "" : "must be > 0, got " + Num(x); }
@@ -388,6 +393,11 @@ const std::vector<Key>& Keys() {
           Duration),
       READINGSD_KEY(storage, block_cache_mb, "RocksDB block cache for reads, in MiB",
                     Between(0, 1 << 20)),
+      READINGSD_KEY(storage, rollup_seconds,
+                    "granule of the rollups kept at write time, in seconds: an aggregate whose step "
+                    "is a multiple of it reads one record per granule instead of every reading; 0 "
+                    "turns them off (and removes them), else a divisor of 86400",
+                    RollupSeconds),
 
       READINGSD_KEY(mqtt, host, "MQTT broker host name or address", NonEmpty),
       READINGSD_KEY(mqtt, port, "MQTT broker port (8883 is the usual TLS port)", Between(1, 65535)),

@@ -142,6 +142,7 @@ storage::StoreOptions StoreOptionsFrom(const config::Config& config) {
   o.sync = c.sync;
   o.retention = c.retention_seconds;
   o.block_cache_bytes = c.block_cache_mb << 20;
+  o.rollup_seconds = c.rollup_seconds;
   for (const config::IndexConfig& index : config.indexes) o.indexes.push_back(config::IndexSpecOf(index));
   return o;
 }

@@ -22,11 +22,10 @@ constexpr std::array<std::pair<AggregateFn, std::string_view>, 7> kFnNames = {{
     {AggregateFn::kLast, "last"},
 }};
 
-// Rounds toward minus infinity: a second before 1970 belongs to the bucket that begins before it.
-int64_t FloorToStep(int64_t seconds, int64_t step) {
-  int64_t q = seconds / step;
-  if (seconds % step != 0 && seconds < 0) --q;
-  return q * step;
+// `number` into `*kept`, reusing its string.
+void KeepNumber(storage::NumberView number, storage::Number* kept) {
+  kept->text.clear();
+  number.AppendTo(&kept->text);
 }
 
 // `value` into `*kept`, reusing the string it holds when it can: `last` is kept this way once
@@ -34,8 +33,7 @@ int64_t FloorToStep(int64_t seconds, int64_t step) {
 void Keep(const decltype(storage::AttributeView::value)& value, storage::AttributeValue* kept) {
   if (const auto* n = std::get_if<storage::NumberView>(&value)) {
     if (auto* number = std::get_if<storage::Number>(kept)) {
-      number->text.clear();
-      n->AppendTo(&number->text);
+      KeepNumber(*n, number);
     } else {
       *kept = n->ToNumber();
     }
@@ -50,9 +48,10 @@ void Keep(const decltype(storage::AttributeView::value)& value, storage::Attribu
   }
 }
 
-// Folds each reading Query hands it into the last bucket of `result`, opening the next bucket
-// when a reading lies past the open one's end. One per Aggregate call, on its thread: it keeps
-// no part for a helper (NewPart), since the fold depends on the readings before.
+// Folds each reading Query hands it, and each rollup record, into the last bucket of `result`,
+// opening the next bucket when one lies past the open one's end (they come in time order). One
+// per Aggregate call, on its thread: it keeps no part for a helper (NewPart), since the fold
+// depends on the readings before.
 class BucketSink final : public ItemSink {
  public:
   BucketSink(const AggregateRequest& request, AggregateResult* result) : request_(request), result_(result) {
@@ -76,9 +75,33 @@ class BucketSink final : public ItemSink {
     }
   }
 
+  // A granule's record, `granule` its start's sort key.
+  Status AddRollup(std::string_view granule, const storage::RollupView& rollup) {
+    if (granule >= open_end_) Open(granule);
+    Bucket& bucket = result_->buckets.back();
+    bucket.count += rollup.readings;
+    for (const storage::RollupAttributeView& a : rollup.attributes) {
+      const auto it = std::ranges::find(request_.attributes, a.name);
+      if (it == request_.attributes.end() || a.count == 0) continue;
+      AttributeAggregate& aggregate = bucket.attributes[it - request_.attributes.begin()];
+      if (want_first_ && aggregate.count == 0) Keep(a.first, &aggregate.first);
+      if (want_last_) Keep(a.last, &aggregate.last);
+      aggregate.count += a.count;
+      if (a.numeric_count == 0) continue;
+      const bool first_number = aggregate.numeric_count == 0;
+      aggregate.numeric_count += a.numeric_count;
+      if (want_sum_ && !aggregate.exact_sum.AddEncoded(a.sum)) {
+        return Status::Corruption("a rollup record's sum does not decode");
+      }
+      if (want_min_ && (first_number || a.min < storage::NumberView(aggregate.min))) KeepNumber(a.min, &aggregate.min);
+      if (want_max_ && (first_number || a.max > storage::NumberView(aggregate.max))) KeepNumber(a.max, &aggregate.max);
+    }
+    return Status::OK();
+  }
+
  private:
   void Open(std::string_view sort_key) {
-    const int64_t start = FloorToStep(storage::SortKeyWholeSeconds(sort_key), request_.step_seconds);
+    const int64_t start = storage::FloorToMultiple(storage::SortKeyWholeSeconds(sort_key), request_.step_seconds);
     // A bucket that would end after year 9999 ends after every sort key.
     if (!storage::SortKeyAtWholeSeconds(start + request_.step_seconds, &open_end_)) {
       open_end_.assign(1, storage::kSortKeyEnd);
@@ -101,9 +124,9 @@ class BucketSink final : public ItemSink {
       return;  // a string: counted and kept, nothing to compute
     }
     const bool first_number = aggregate->numeric_count++ == 0;
-    if (want_sum_) aggregate->sum += number.ToDouble();
-    if (want_min_ && (first_number || number < storage::NumberView(aggregate->min))) aggregate->min = number.ToNumber();
-    if (want_max_ && (first_number || number > storage::NumberView(aggregate->max))) aggregate->max = number.ToNumber();
+    if (want_sum_) aggregate->exact_sum.Add(number.ToDouble());
+    if (want_min_ && (first_number || number < storage::NumberView(aggregate->min))) KeepNumber(number, &aggregate->min);
+    if (want_max_ && (first_number || number > storage::NumberView(aggregate->max))) KeepNumber(number, &aggregate->max);
   }
 
   const AggregateRequest& request_;
@@ -134,10 +157,120 @@ bool ParseAggregateFn(std::string_view name, AggregateFn* fn) {
 std::string_view AggregateFnNames() { return "avg, min, max, count, sum, first, last"; }
 
 std::size_t BucketsSpanned(std::string_view from, std::string_view to, int64_t step_seconds) {
-  const int64_t first = FloorToStep(storage::SortKeyWholeSeconds(from), step_seconds);
-  const int64_t last = FloorToStep(storage::SortKeyWholeSeconds(to), step_seconds);
+  const int64_t first = storage::FloorToMultiple(storage::SortKeyWholeSeconds(from), step_seconds);
+  const int64_t last = storage::FloorToMultiple(storage::SortKeyWholeSeconds(to), step_seconds);
   return static_cast<std::size_t>((last - first) / step_seconds) + 1;
 }
+
+namespace {
+
+// One Aggregate call: the readings of sort key ranges, and rollup records, folded into `sink` in
+// time order.
+class WindowReader {
+ public:
+  WindowReader(const storage::Store& store, const AggregateRequest& request, AggregateResult* result)
+      : store_(store), request_(request), result_(result), sink_(request, result) {}
+
+  // The window's rollup records where they apply, its readings elsewhere.
+  Status Run() {
+    const int64_t granule = request_.use_rollups ? store_.RollupSeconds() : 0;
+    if (granule == 0 || request_.step_seconds % granule != 0) return Read(request_.from, request_.to);
+    // The granules [first, end) lie wholly inside [from, to]: each begins at or after `from`
+    // and ends at or before the instant just past `to`.
+    int64_t first = storage::FloorToMultiple(storage::SortKeyWholeSeconds(request_.from), granule);
+    if (SortKeyOf(first) < request_.from) first += granule;
+    std::string after;
+    const bool bounded = storage::AdjacentSortKey(request_.to, 1, &after);
+    const int64_t end = storage::FloorToMultiple(storage::SortKeyWholeSeconds(bounded ? after : request_.to), granule);
+    if (first >= end) return Read(request_.from, request_.to);
+    std::unique_ptr<storage::PartitionIterator> it =
+        store_.NewRollupIterator(request_.device_id, "", SortKeyOf(end));
+    if (it == nullptr) return Read(request_.from, request_.to);
+    // The floor record: granules from it on have a record for every granule holding a reading.
+    it->SeekToFirst();
+    if (!it->Valid() || !it->sort_key().empty()) {
+      if (Status s = it->status(); !s.ok()) return s;
+      return Read(request_.from, request_.to);  // no granule of the device is summarised
+    }
+    int64_t floor = 0;
+    if (Status s = storage::ReadRollupFloor(it->encoded_attributes(), &floor); !s.ok()) return s;
+    first = std::max(first, floor);
+    if (first >= end) return Read(request_.from, request_.to);
+
+    // [unread, unread_end): readings not read yet that precede the next record used. A granule
+    // without a record (at or after the floor) holds no reading, so reading it costs a seek.
+    std::string unread = request_.from, unread_end = SortKeyOf(first);
+    bool pending = true;
+    storage::RollupView rollup;
+    for (it->Seek(unread_end); it->Valid(); it->Next()) {
+      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup, request_.attributes); !s.ok()) return s;
+      const std::string_view start = it->sort_key();
+      if (rollup.stale) {
+        if (!pending) unread.assign(start);
+        pending = true;
+        unread_end = SortKeyOf(storage::SortKeyWholeSeconds(start) + granule);
+        continue;
+      }
+      if (pending) {
+        if (Status s = ReadBefore(unread, unread_end); !s.ok()) return s;
+        pending = false;
+      }
+      if (Status s = sink_.AddRollup(start, rollup); !s.ok()) return s;
+      result_->scanned_count += rollup.readings;
+      result_->scanned_bytes += it->encoded_attributes().size();
+      ++result_->rollup_count;
+    }
+    if (Status s = it->status(); !s.ok()) return s;
+    return Read(pending ? unread : SortKeyOf(end), request_.to);
+  }
+
+ private:
+  static std::string SortKeyOf(int64_t seconds) {
+    std::string sort_key;
+    storage::SortKeyAtWholeSeconds(seconds, &sort_key);  // a granule's start: inside years 0000-9999
+    return sort_key;
+  }
+
+  // The readings in [lower, upper).
+  Status ReadBefore(const std::string& lower, const std::string& upper) {
+    std::string last;
+    if (lower >= upper || !storage::AdjacentSortKey(upper, -1, &last)) return Status::OK();
+    return Read(lower, last);
+  }
+
+  // The readings in [lower, upper], within what is left of max_scanned.
+  Status Read(const std::string& lower, const std::string& upper) {
+    if (lower > upper) return Status::OK();
+    QueryRequest query;
+    if (Status s = MakeKeyCondition(request_.device_id, SortKeyOp::kBetween, lower, upper, &query.key); !s.ok()) {
+      return s;
+    }
+    // The cap is the page's limit: Query reads one reading ahead to tell whether more remain.
+    // With none left, one reading read is one too many.
+    const std::size_t cap = request_.max_scanned;
+    const std::size_t left = cap == 0 ? 0 : cap - std::min(cap, result_->read_count);
+    query.limit = cap == 0 ? 0 : std::max<std::size_t>(left, 1);
+    query.max_page_bytes = 0;
+    QueryResult read;
+    Status s = Query(store_, query, &read, &sink_);
+    result_->read_count += read.scanned_count;
+    result_->scanned_count += read.scanned_count;
+    result_->scanned_bytes += read.scanned_bytes;
+    if (!s.ok()) return s;
+    if (read.last_evaluated_sort_key || (cap > 0 && result_->read_count > cap)) {
+      return Status::InvalidArgument("max scan: the window holds more than " + std::to_string(cap) +
+                                     " readings to read, the most an aggregate may read; narrow the window");
+    }
+    return Status::OK();
+  }
+
+  const storage::Store& store_;
+  const AggregateRequest& request_;
+  AggregateResult* result_;
+  BucketSink sink_;
+};
+
+}  // namespace
 
 Status Aggregate(const storage::Store& store, const AggregateRequest& request, AggregateResult* result) {
   *result = AggregateResult();
@@ -149,23 +282,9 @@ Status Aggregate(const storage::Store& store, const AggregateRequest& request, A
                                    std::to_string(request.max_buckets) +
                                    " an aggregate may answer with; widen step or narrow the window");
   }
-  QueryRequest query;
-  if (Status s = MakeKeyCondition(request.device_id, SortKeyOp::kBetween, request.from, request.to, &query.key);
-      !s.ok()) {
-    return s;
-  }
-  // The cap is the page's limit: Query reads one reading ahead to tell whether more remain.
-  query.limit = request.max_scanned;
-  query.max_page_bytes = 0;
-  QueryResult read;
-  BucketSink sink(request, result);
-  Status s = Query(store, query, &read, &sink);
-  result->scanned_count = read.scanned_count;
-  result->scanned_bytes = read.scanned_bytes;
-  if (!s.ok()) return s;
-  if (read.last_evaluated_sort_key) {
-    return Status::InvalidArgument("max scan: the window holds more than " + std::to_string(request.max_scanned) +
-                                   " readings, the most an aggregate may read; narrow the window");
+  if (Status s = WindowReader(store, request, result).Run(); !s.ok()) return s;
+  for (Bucket& bucket : result->buckets) {
+    for (AttributeAggregate& a : bucket.attributes) a.sum = a.exact_sum.Value();
   }
   return Status::OK();
 }

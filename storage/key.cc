@@ -342,6 +342,35 @@ bool DecodeRegistryKey(std::string_view key, std::string_view* device_id) {
   return true;
 }
 
+int64_t FloorToMultiple(int64_t seconds, int64_t step) {
+  int64_t q = seconds / step;
+  if (seconds % step != 0 && seconds < 0) --q;
+  return q * step;
+}
+
+Status ValidateRollupSeconds(int64_t seconds) {
+  if (seconds == 0 || (seconds > 0 && seconds <= 86400 && 86400 % seconds == 0)) return Status::OK();
+  return Status::InvalidArgument("rollup_seconds: must be 0 (off) or divide a day (86400), e.g. 60, got " +
+                                 std::to_string(seconds));
+}
+
+std::string RollupKey(std::string_view device_id, std::string_view granule) {
+  std::string key(kRollupPrefix);
+  key.append(device_id).push_back(kSeparator);
+  key.append(granule);
+  return key;
+}
+
+bool DecodeRollupKey(std::string_view key, std::string_view* device_id, std::string_view* granule) {
+  if (!key.starts_with(kRollupPrefix)) return false;
+  key.remove_prefix(kRollupPrefix.size());
+  const auto sep = key.find(kSeparator);
+  if (sep == std::string_view::npos) return false;
+  *device_id = key.substr(0, sep);
+  *granule = key.substr(sep + 1);
+  return granule->empty() || granule->size() == kSortKeyLength;
+}
+
 namespace {
 
 constexpr char kNegativeTag = '\x02';

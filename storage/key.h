@@ -45,6 +45,26 @@
 //     latest       = the rest: the encoded attributes (storage/reading.h) of reading `last`
 //   "META#registry" = "v1"   the registry is complete (written after it was built from the
 //                            readings of a store that had none)
+//
+// Rollups (storage/rollup.h, docs/native-api.md "Rollups") summarise each device's readings per
+// granule of G seconds (storage.rollup_seconds), so an aggregate reads one record per granule:
+//
+//   rollup key     = "ROL#" deviceId SEP granule    sorts after every "REG#" key
+//   granule        = the sort key of the granule's first instant (a multiple of G seconds
+//                    since 1970), or "" for the device's floor record, which sorts first
+//   floor value    = 'f' + 8-byte little-endian two's complement seconds: granules from this
+//                    one on have a record for every granule holding a reading; no floor
+//                    record = no granule of the device is summarised
+//   rollup value   = 'u' flags readings attribute*       (storage/rollup.h reads it)
+//     flags        = 1 byte: bit 0 = stale (the granule must be read from its readings)
+//     readings     = varint: the granule's readings
+//     attribute    = varint length + name, varint length + body: count, numeric count
+//                    (varints), sum (1 byte n + n 8-byte doubles: exact partial sums), then when
+//                    the numeric count is above 0 min and max (varint length + canonical
+//                    number), then first and last (sort key + value, the value as in
+//                    storage/reading.h: 'd' varint length + number | 's' varint length + bytes |
+//                    't' | 'f'); a stale record has no attribute
+//   "META#rollups" = G in decimal   the granule every rollup record was kept with
 #pragma once
 
 #include <chrono>
@@ -93,6 +113,9 @@ std::string SortKeyAtSeconds(double seconds);
 // `seconds` (false when that is outside years 0000-9999).
 int64_t SortKeyWholeSeconds(std::string_view sort_key);  // `sort_key` as NormalizeTimestamp writes it
 bool SortKeyAtWholeSeconds(int64_t seconds, std::string* sort_key);
+// The multiple of `step` (> 0) at or before `seconds`, rounding toward minus infinity (a second
+// before 1970 lies in the step that begins before it): a bucket's or a rollup granule's start.
+int64_t FloorToMultiple(int64_t seconds, int64_t step);
 // Milliseconds since 1970, exactly, for Prometheus' sample timestamps: the millisecond a sort key
 // falls in (the rest of its fraction dropped), and the sort key of the first (`last` false) or
 // the last (`last` true) nanosecond of millisecond `ms`, clamped to years 0000-9999 (so any int64,
@@ -131,6 +154,14 @@ inline constexpr std::string_view kRegistryPrefix = "REG#";
 // "REG#" + id, and back (false for keys that are not registry keys).
 std::string RegistryKey(std::string_view device_id);
 bool DecodeRegistryKey(std::string_view key, std::string_view* device_id);
+
+inline constexpr std::string_view kRollupPrefix = "ROL#";
+// OK when `seconds` may be a store's rollup granule: 0 (no rollups) or a divisor of a day, so
+// that every granule begins on a sort key and the usual steps (1m, 5m, 1h, 1d) are multiples of it.
+Status ValidateRollupSeconds(int64_t seconds);
+// "ROL#" + id + SEP + granule ("" for the floor record), and back (false for other keys).
+std::string RollupKey(std::string_view device_id, std::string_view granule);
+bool DecodeRollupKey(std::string_view key, std::string_view* device_id, std::string_view* granule);
 
 inline constexpr std::string_view kIndexPrefix = "IDX#";
 

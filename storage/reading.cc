@@ -5,44 +5,17 @@
 #include <cstring>
 #include <set>
 
+#include "storage/varint.h"
+
 namespace readingsd::storage {
 namespace {
 
 constexpr char kFormatVersion = 2;
 constexpr char kLegacyDoubleVersion = 1;  // numbers as 'n' + 8-byte double
 
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool GetVarint(std::string_view* in, uint64_t* v) {
-  // Names and short strings: one byte, read without the loop.
-  if (!in->empty() && static_cast<uint8_t>(in->front()) < 0x80) {
-    *v = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    return true;
-  }
-  *v = 0;
-  for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
-    auto byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-bool GetBytes(std::string_view* in, std::string_view* out) {
-  uint64_t n;
-  if (!GetVarint(in, &n) || n > in->size()) return false;
-  *out = in->substr(0, n);
-  in->remove_prefix(n);
-  return true;
-}
+using internal::GetBytes;
+using internal::GetVarint;
+using internal::PutVarint;
 
 // nullptr and the attribute, or what is wrong with the encoding.
 const char* ParseAttribute(std::string_view* in, char version, AttributeView* a) {

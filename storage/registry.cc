@@ -26,16 +26,6 @@ bool GetShort(std::string_view* in, std::string* s) {
   return true;
 }
 
-// Iterates the keys in [lower, upper) in total order (across partitions).
-std::unique_ptr<rocksdb::Iterator> RangeIterator(rocksdb::DB* db, const rocksdb::Slice& lower,
-                                                 const rocksdb::Slice& upper) {
-  rocksdb::ReadOptions ro;
-  ro.iterate_lower_bound = &lower;
-  ro.iterate_upper_bound = &upper;
-  ro.total_order_seek = true;
-  return std::unique_ptr<rocksdb::Iterator>(db->NewIterator(ro));
-}
-
 // The first key after every key that begins with `prefix`.
 std::string PrefixEnd(std::string_view prefix) { return std::string(prefix) + kSortKeyEnd; }
 
@@ -228,10 +218,12 @@ void Registry::Commit() {
   pending_.clear();
 }
 
-Status Registry::Sweep(const std::string& cutoff, std::mutex& write_mu, const rocksdb::WriteOptions& write_options) {
+Status Registry::Sweep(const std::string& cutoff, std::mutex& write_mu, const rocksdb::WriteOptions& write_options,
+                       Rollups* rollups) {
   {
     std::lock_guard lock(write_mu);
     horizon_ = std::max(horizon_, cutoff);
+    rollups->SetHorizon(cutoff);
   }
   // The devices to sweep, read without the lock; each is checked again under it.
   std::vector<std::string> devices;
@@ -279,7 +271,9 @@ Status Registry::Sweep(const std::string& cutoff, std::mutex& write_mu, const ro
     rocksdb::WriteBatch batch;
     EncodeDeviceRecord(swept, &value);
     batch.Put(RegistryKey(id), value);
+    if (Status s = rollups->PlanSweep(id, cutoff, &batch); !s.ok()) return s;
     if (Status s = FromRocks(db_->Write(write_options, &batch), "sweeping the device registry"); !s.ok()) return s;
+    rollups->Commit();
     *record = std::move(swept);
   }
   return Status::OK();

@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "storage/prior_values.h"
+#include "storage/rollups.h"
 #include "storage/store.h"
 
 namespace readingsd::storage::internal {
@@ -59,9 +60,11 @@ class Registry {
   // Retention: every record whose horizon is older than `cutoff` stops counting the readings
   // older than `cutoff` (counted in its partition, the only reads it makes) and takes `cutoff`
   // as its horizon; a device with no reading left keeps a record with none, which listings skip.
-  // Takes `write_mu` itself, once per device. Once it returned OK compaction may drop readings
-  // older than `cutoff`: no record counts them any more.
-  Status Sweep(const std::string& cutoff, std::mutex& write_mu, const rocksdb::WriteOptions& write_options);
+  // Takes `write_mu` itself, once per device. Each device's batch also raises its rollup floor
+  // (Rollups::PlanSweep). Once it returned OK compaction may drop readings older than `cutoff`:
+  // no record counts them any more.
+  Status Sweep(const std::string& cutoff, std::mutex& write_mu, const rocksdb::WriteOptions& write_options,
+               Rollups* rollups);
 
  private:
   struct Hash {

@@ -104,36 +104,46 @@ class ResumeFromWrites : public rocksdb::EventListener {
 
 // Drops readings whose sort key is older than the retention cutoff while compaction rewrites
 // them anyway: retention costs no scan. Index entries go with their readings: their keys end
-// with the reading's key.
+// with the reading's key. A rollup record goes once its whole granule is older than the cutoff
+// (the sweep has raised its device's floor past it already); a floor record stays.
 class RetentionFilter : public rocksdb::CompactionFilter {
  public:
-  explicit RetentionFilter(std::string cutoff) : cutoff_(std::move(cutoff)) {}
+  RetentionFilter(std::string cutoff, int64_t rollup_seconds) : cutoff_(std::move(cutoff)) {
+    if (rollup_seconds > 0 && !cutoff_.empty() &&
+        !SortKeyAtWholeSeconds(SortKeyWholeSeconds(cutoff_) - rollup_seconds, &last_expired_granule_)) {
+      last_expired_granule_.clear();
+    }
+  }
   const char* Name() const override { return "readingsd.RetentionFilter"; }
   bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*, bool*) const override {
     const std::string_view k(key.data(), key.size());
     std::string_view device, sort_key;
     if (DecodeKey(k, &device, &sort_key)) return sort_key < cutoff_;
     IndexKey entry;
-    return DecodeIndexKey(k, &entry) && entry.sort_key < cutoff_;
+    if (DecodeIndexKey(k, &entry)) return entry.sort_key < cutoff_;
+    return DecodeRollupKey(k, &device, &sort_key) && !sort_key.empty() && sort_key <= last_expired_granule_;
   }
 
  private:
   std::string cutoff_;
+  std::string last_expired_granule_;  // a granule starting at or before it ends at or before cutoff_
 };
 
 class RetentionFilterFactory : public rocksdb::CompactionFilterFactory {
  public:
-  RetentionFilterFactory(std::chrono::seconds retention, std::shared_ptr<const RetentionCutoff> cutoff)
-      : retention_(retention), cutoff_(std::move(cutoff)) {}
+  RetentionFilterFactory(std::chrono::seconds retention, int64_t rollup_seconds,
+                         std::shared_ptr<const RetentionCutoff> cutoff)
+      : retention_(retention), rollup_seconds_(rollup_seconds), cutoff_(std::move(cutoff)) {}
   const char* Name() const override { return "readingsd.RetentionFilterFactory"; }
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context&) override {
-    return std::make_unique<RetentionFilter>(cutoff_ ? cutoff_->Get()
-                                                     : SortKeyAt(std::chrono::system_clock::now() - retention_));
+    return std::make_unique<RetentionFilter>(
+        cutoff_ ? cutoff_->Get() : SortKeyAt(std::chrono::system_clock::now() - retention_), rollup_seconds_);
   }
 
  private:
   std::chrono::seconds retention_;
+  int64_t rollup_seconds_;
   std::shared_ptr<const RetentionCutoff> cutoff_;
 };
 
@@ -156,6 +166,15 @@ Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   if (s.IsCorruption()) return Status::Corruption(msg);
   if (s.IsBusy() || s.IsTryAgain()) return Status::Busy(msg);
   return Status::IOError(msg);
+}
+
+std::unique_ptr<rocksdb::Iterator> RangeIterator(rocksdb::DB* db, const rocksdb::Slice& lower,
+                                                 const rocksdb::Slice& upper) {
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower;
+  ro.iterate_upper_bound = &upper;
+  ro.total_order_seek = true;
+  return std::unique_ptr<rocksdb::Iterator>(db->NewIterator(ro));
 }
 
 rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksdb::Statistics> stats,
@@ -217,7 +236,8 @@ rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksd
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 
   if (options.retention.count() > 0) {
-    o.compaction_filter_factory = std::make_shared<RetentionFilterFactory>(options.retention, std::move(cutoff));
+    o.compaction_filter_factory = std::make_shared<RetentionFilterFactory>(options.retention, options.rollup_seconds,
+                                                                           std::move(cutoff));
     // Files that no write touches still get rewritten (and so expired) at least daily.
     o.periodic_compaction_seconds = 24 * 3600;
   }

@@ -2,6 +2,7 @@
 // operator's verify and repair. Internal to storage/.
 #pragma once
 
+#include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/statistics.h>
 #include <rocksdb/status.h>
@@ -17,6 +18,11 @@
 namespace readingsd::storage::internal {
 
 Status FromRocks(const rocksdb::Status& s, std::string_view context);
+
+// An iterator over the keys in [lower, upper) in total order (across partitions); the slices
+// must outlive it.
+std::unique_ptr<rocksdb::Iterator> RangeIterator(rocksdb::DB* db, const rocksdb::Slice& lower,
+                                                 const rocksdb::Slice& upper);
 
 // Where a store's compaction takes its retention cutoff from, instead of the clock: the cutoff
 // of the device registry's last sweep (storage/registry.h), so that no reading a record still

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include "storage/prior_values.h"
 #include "storage/registry.h"
 #include "storage/rocks_options.h"
+#include "storage/rollups.h"
 #include "storage/store_dir.h"
 
 namespace readingsd::storage {
@@ -242,11 +244,13 @@ struct OpenDb {
   std::size_t backfill_batch = 1000;
   std::size_t delete_batch = 1000;
   std::vector<std::string> dropped_indexes;
+  int64_t rollup_seconds = 0;  // the options' (writable), or the store's (read-only)
 };
 
 class RocksStore : public Store {
  public:
-  explicit RocksStore(OpenDb open) : open_(std::move(open)), db_(open_.db.get()), priors_(db_), registry_(db_) {
+  explicit RocksStore(OpenDb open)
+      : open_(std::move(open)), db_(open_.db.get()), priors_(db_), registry_(db_), rollups_(db_, open_.rollup_seconds) {
     write_options_.sync = open_.sync;
     built_.assign(open_.indexes.size(), 1.0);
     backfilled_.assign(open_.indexes.size(), false);
@@ -259,6 +263,7 @@ class RocksStore : public Store {
   // (retention), then the marker thread, which also sweeps every kSweepInterval, and the
   // backfill of the indexes being built.
   Status Start() {
+    if (Status s = rollups_.Prepare(); !s.ok()) return s;
     if (Status s = registry_.BuildIfMissing(); !s.ok()) return s;
     if (Status s = SweepRegistry(/*when_due=*/false); !s.ok()) return s;
     marker_ = std::thread([this] { MarkLoop(); });
@@ -301,10 +306,12 @@ class RocksStore : public Store {
       if (Status s = PutIndexEntries(w, &batch_); !s.ok()) return s;
     }
     if (Status s = registry_.Plan(writes_, &batch_); !s.ok()) return s;
+    if (Status s = rollups_.Plan(writes_, &batch_); !s.ok()) return s;
     auto s = WriteLocked(&batch_);
     if (s.ok()) {
       priors_.Commit();
       registry_.Commit();
+      rollups_.Commit();
     }
     return FromRocks(s, "write");
   }
@@ -339,8 +346,10 @@ class RocksStore : public Store {
         if (Status s = it->status(); !s.ok()) return s;
         if (removed.empty()) return Status::OK();
         if (Status s = registry_.PlanDelete(device_id, removed, &batch); !s.ok()) return s;
+        if (Status s = rollups_.PlanDelete(device_id, removed, &batch); !s.ok()) return s;
         if (auto s = WriteLocked(&batch); !s.ok()) return FromRocks(s, "delete");
         registry_.Commit();
+        rollups_.Commit();
         *deleted += removed.size();
         from = removed.back() + '\0';  // just past the last one removed
       }
@@ -380,6 +389,15 @@ class RocksStore : public Store {
       out.push_back({open_.indexes[i], !open_.building[i], built_[i], backfilled_[i]});
     }
     return out;
+  }
+
+  int64_t RollupSeconds() const override { return open_.rollup_seconds; }
+
+  std::unique_ptr<PartitionIterator> NewRollupIterator(std::string_view device_id, std::string_view lower,
+                                                       std::string_view upper) const override {
+    if (open_.rollup_seconds == 0) return nullptr;
+    return std::make_unique<RocksPartitionIterator>(db_, open_.tally.get(), RollupKey(device_id, ""), kSortKeyEnd,
+                                                    lower, upper, /*prefix_bloom=*/false);
   }
 
   std::unique_ptr<TableIterator> NewTableIterator() const override {
@@ -573,7 +591,7 @@ class RocksStore : public Store {
     const auto now = std::chrono::steady_clock::now();
     if (when_due && now - last_sweep_ < kSweepInterval) return Status::OK();
     const std::string cutoff = SortKeyAt(std::chrono::system_clock::now() - open_.retention);
-    if (Status s = registry_.Sweep(cutoff, write_mu_, write_options_); !s.ok()) return s;
+    if (Status s = registry_.Sweep(cutoff, write_mu_, write_options_, &rollups_); !s.ok()) return s;
     open_.retention_cutoff->Set(cutoff);
     last_sweep_ = now;
     return Status::OK();
@@ -604,6 +622,7 @@ class RocksStore : public Store {
   std::vector<internal::KeyWrite> writes_;  // Write's, under write_mu_: reused, see PriorValues::Plan
   rocksdb::WriteBatch batch_;               // Write's, under write_mu_: cleared, so it keeps its room
   internal::Registry registry_;   // under write_mu_
+  internal::Rollups rollups_;     // under write_mu_
   mutable std::mutex index_mu_;   // open_.building, built_ and backfilled_ after the open
   std::vector<double> built_;
   std::vector<bool> backfilled_;
@@ -746,6 +765,7 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
   open.indexes = options.indexes;
   open.backfill_batch = std::max<std::size_t>(1, options.index_backfill_batch);
   open.delete_batch = std::max<std::size_t>(1, options.delete_batch);
+  open.rollup_seconds = options.rollup_seconds;
   if (Status st = OpenIndexes(open.db.get(), &open, /*read_only=*/false); !st.ok()) return st;
   auto opened = std::make_unique<RocksStore>(std::move(open));
   if (Status s = opened->Start(); !s.ok()) return s;
@@ -756,6 +776,7 @@ Status OpenWritable(const StoreOptions& options, OpenDb open, bool create, bool 
 }  // namespace
 
 Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
+  if (Status s = ValidateRollupSeconds(options.rollup_seconds); !s.ok()) return s;
   internal::DirState dir;
   if (Status s = internal::InspectDir(options.path, &dir); !s.ok()) return s;
   OpenDb open;
@@ -795,6 +816,12 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
     open.db = std::move(probe.db);
     if (Status st = OpenIndexes(open.db.get(), &open, /*read_only=*/true); !st.ok()) return st;
     open.db->Get(rocksdb::ReadOptions(), std::string(internal::kTableIdKey), &open.table_id);
+    // The granule its records were kept with: a read-only open changes nothing.
+    std::string granule;
+    if (open.db->Get(rocksdb::ReadOptions(), std::string(internal::kRollupsKey), &granule).ok()) {
+      open.rollup_seconds = std::strtoll(granule.c_str(), nullptr, 10);
+      if (!ValidateRollupSeconds(open.rollup_seconds).ok()) open.rollup_seconds = 0;
+    }
     open.wal_filter = std::move(probe.wal_filter);
     *store = std::make_unique<RocksStore>(std::move(open));
     return Status::OK();

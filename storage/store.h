@@ -36,6 +36,11 @@ struct StoreOptions {
   // DeleteReadings removes this many readings per WriteBatch (each under the write lock, so
   // writes wait at most one batch, and memory stays bounded however large the range).
   std::size_t delete_batch = 1000;
+  // Rollups (storage/rollup.h): each device's readings summarised per granule of this many
+  // seconds in the readings' own WriteBatch, so an aggregate whose step is a multiple of it reads
+  // one record per granule. 0 = none (an open with 0 removes a store's records); otherwise a
+  // divisor of 86400. Opening a store with another granule rebuilds them from later writes.
+  int64_t rollup_seconds = 60;
 
   bool operator==(const StoreOptions&) const = default;
 };
@@ -165,6 +170,18 @@ class Store {
                                                               std::string_view lower, std::string_view upper) const = 0;
   // The indexes the store was opened with, in declaration order.
   virtual std::vector<IndexStatus> Indexes() const = 0;
+
+  // The granule the store's rollups are kept with (storage/rollup.h), 0 when it has none.
+  virtual int64_t RollupSeconds() const { return 0; }
+  // The rollup records of one device (storage/key.h) in [lower, upper) of their granule's sort
+  // key: the floor record first (sort_key() ""; lower "" includes it), then one per granule in
+  // time order; encoded_attributes() is the record (ReadRollup, ReadRollupFloor). nullptr for a
+  // store without rollups.
+  virtual std::unique_ptr<PartitionIterator> NewRollupIterator(std::string_view /*device_id*/,
+                                                               std::string_view /*lower*/,
+                                                               std::string_view /*upper*/) const {
+    return nullptr;
+  }
 
   // Every partition's readings, in key order (see TableIterator).
   virtual std::unique_ptr<TableIterator> NewTableIterator() const = 0;

@@ -152,6 +152,7 @@ Config EveryKeyChanged() {
   c.storage.retention = "30d";
   c.storage.retention_seconds = std::chrono::seconds(2592000);
   c.storage.block_cache_mb = 512;
+  c.storage.rollup_seconds = 300;
   c.mqtt.host = "broker.example.com";
   c.mqtt.port = 8883;
   c.mqtt.client_id = "readingsd-2";
@@ -263,6 +264,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"[mqtt]\nmax_batch = -1\n", "readingsd.toml:2: mqtt.max_batch: must be >= 1"},
         ErrorCase{"[storage]\nblock_cache_mb = -1\n",
                   "readingsd.toml:2: storage.block_cache_mb: must be 0..1048576, got -1"},
+        ErrorCase{"[storage]\nrollup_seconds = 7\n",
+                  "readingsd.toml:2: storage.rollup_seconds: must be 0 (off) or divide a day (86400), e.g. 60, got 7"},
         ErrorCase{"[mqtt]\nprotocol = \"mqttv4\"\n",
                   "readingsd.toml:2: mqtt.protocol: must be one of mqttv311, mqttv5, got "
                   "\"mqttv4\""},

@@ -1,0 +1,391 @@
+#include "storage/rollups.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "storage/key.h"
+#include "storage/rocks_options.h"
+#include "storage/varint.h"
+
+namespace readingsd::storage::internal {
+namespace {
+
+void PutKeptValue(std::string_view sort_key, const AttributeValue& value, std::string* out) {
+  out->append(sort_key);
+  if (const auto* n = std::get_if<Number>(&value)) {
+    out->push_back('d');
+    PutBytes(out, n->text);
+  } else if (const auto* s = std::get_if<std::string>(&value)) {
+    out->push_back('s');
+    PutBytes(out, *s);
+  } else {
+    out->push_back(std::get<bool>(value) ? 't' : 'f');
+  }
+}
+
+AttributeValue Owned(const std::variant<NumberView, std::string_view, bool>& value) {
+  if (const auto* n = std::get_if<NumberView>(&value)) return n->ToNumber();
+  if (const auto* s = std::get_if<std::string_view>(&value)) return std::string(*s);
+  return std::get<bool>(value);
+}
+
+void EncodeFloor(int64_t seconds, std::string* out) {
+  out->assign(1, 'f');
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(static_cast<uint64_t>(seconds) >> (8 * i)));
+}
+
+void Fold(const KeyWrite& w, Rollup* rollup) {
+  if (rollup->stale) return;
+  if (w.prior) {
+    // A redelivery changes nothing; another value cannot take its old min or max back.
+    if (*w.prior != w.value) {
+      rollup->stale = true;
+      rollup->attributes.clear();
+    }
+    return;
+  }
+  const Reading& r = *w.reading;
+  ++rollup->readings;
+  for (const Attribute& attribute : r.attributes) {
+    auto it = std::ranges::find(rollup->attributes, attribute.name, &RollupAttribute::name);
+    if (it == rollup->attributes.end()) {
+      rollup->attributes.emplace_back().name = attribute.name;
+      it = rollup->attributes.end() - 1;
+    }
+    RollupAttribute& a = *it;
+    const bool first_one = a.count++ == 0;
+    // Sort keys, not arrival, decide first and last: a reading may arrive late.
+    if (first_one || r.sort_key < a.first_key) {
+      a.first = attribute.value;
+      a.first_key = r.sort_key;
+    }
+    if (first_one || r.sort_key > a.last_key) {
+      a.last = attribute.value;
+      a.last_key = r.sort_key;
+    }
+    NumberView number;
+    if (const auto* n = std::get_if<Number>(&attribute.value)) {
+      number = *n;
+    } else if (const auto* b = std::get_if<bool>(&attribute.value)) {
+      number = NumberView::OfCanonical(*b ? "1" : "0");
+    } else {
+      continue;
+    }
+    const bool first_number = a.numeric_count++ == 0;
+    a.sum.Add(number.ToDouble());
+    if (first_number || number < NumberView(a.min)) {
+      a.min.text.clear();
+      number.AppendTo(&a.min.text);
+    }
+    if (first_number || number > NumberView(a.max)) {
+      a.max.text.clear();
+      number.AppendTo(&a.max.text);
+    }
+  }
+}
+
+}  // namespace
+
+void Rollup::Reset() {
+  stale = false;
+  readings = 0;
+  std::erase_if(attributes, [](const RollupAttribute& a) { return a.count == 0; });
+  for (RollupAttribute& a : attributes) {
+    a.count = a.numeric_count = 0;
+    a.sum.Clear();
+  }
+}
+
+void EncodeRollup(const Rollup& rollup, std::string* scratch, std::string* out) {
+  out->assign(1, 'u');
+  out->push_back(rollup.stale ? 1 : 0);
+  PutVarint(out, rollup.readings);
+  if (rollup.stale) return;
+  for (const RollupAttribute& a : rollup.attributes) {
+    if (a.count == 0) continue;
+    scratch->clear();
+    PutVarint(scratch, a.count);
+    PutVarint(scratch, a.numeric_count);
+    a.sum.AppendTo(scratch);
+    if (a.numeric_count > 0) {
+      PutBytes(scratch, a.min.text);
+      PutBytes(scratch, a.max.text);
+    }
+    PutKeptValue(a.first_key, a.first, scratch);
+    PutKeptValue(a.last_key, a.last, scratch);
+    PutBytes(out, a.name);
+    PutBytes(out, *scratch);
+  }
+}
+
+Status DecodeRollup(std::string_view encoded, Rollup* rollup) {
+  RollupView view;
+  if (Status s = ReadRollup(encoded, &view); !s.ok()) return s;
+  rollup->stale = view.stale;
+  rollup->readings = view.readings;
+  rollup->attributes.clear();
+  for (const RollupAttributeView& v : view.attributes) {
+    RollupAttribute& a = rollup->attributes.emplace_back();
+    a.name.assign(v.name);
+    a.count = v.count;
+    a.numeric_count = v.numeric_count;
+    a.sum.AddEncoded(v.sum);
+    if (v.numeric_count > 0) {
+      a.min = v.min.ToNumber();
+      a.max = v.max.ToNumber();
+    }
+    a.first = Owned(v.first);
+    a.last = Owned(v.last);
+    a.first_key.assign(v.first_key);
+    a.last_key.assign(v.last_key);
+  }
+  return Status::OK();
+}
+
+Status Rollups::Prepare() {
+  std::string stored;
+  auto s = db_->Get(rocksdb::ReadOptions(), std::string(kRollupsKey), &stored);
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading the rollups' state");
+  const std::string wanted = granule_ > 0 ? std::to_string(granule_) : "";
+  if (stored == wanted) return Status::OK();
+  rocksdb::WriteBatch batch;
+  // Only when there is a record: a range tombstone is something every later read steps over.
+  const std::string lower(kRollupPrefix), upper = lower + kSortKeyEnd;
+  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  auto it = RangeIterator(db_, lower_slice, upper_slice);
+  it->SeekToFirst();
+  if (Status s = FromRocks(it->status(), "reading the rollups"); !s.ok()) return s;
+  if (it->Valid()) batch.DeleteRange(lower, upper);
+  if (granule_ > 0) {
+    batch.Put(std::string(kRollupsKey), wanted);
+  } else {
+    batch.Delete(std::string(kRollupsKey));
+  }
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "resetting the rollups");
+}
+
+int64_t Rollups::FirstGranuleFrom(const std::string& sort_key) const {
+  int64_t start = FloorToMultiple(SortKeyWholeSeconds(sort_key), granule_);
+  std::string key;
+  if (SortKeyAtWholeSeconds(start, &key) && key < sort_key) start += granule_;
+  return start;
+}
+
+std::string Rollups::GranuleKey(std::string_view device_id, int64_t start) const {
+  std::string sort_key;
+  SortKeyAtWholeSeconds(start, &sort_key);  // a granule of a sort key begins on one (a day's divisor)
+  return RollupKey(device_id, sort_key);
+}
+
+Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
+  auto at = devices_.find(device_id);
+  if (at != devices_.end() && !at->second.forget) {
+    *found = &*at;
+    return Status::OK();
+  }
+  Device device;
+  const std::string lower = RollupKey(device_id, ""), upper = RollupKey(device_id, std::string(1, kSortKeyEnd));
+  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  auto it = RangeIterator(db_, lower_slice, upper_slice);
+  it->SeekToFirst();
+  if (it->Valid() && it->key().size() == lower.size()) {
+    device.floor_stored = true;
+    if (Status s = ReadRollupFloor(std::string_view(it->value().data(), it->value().size()), &device.floor); !s.ok()) {
+      return s;
+    }
+  } else if (it->status().ok()) {
+    // Readings stored without rollups: the granules after the newest one are the first summarised.
+    const std::string first = EncodeKey(device_id, ""), end = EncodeKey(device_id, std::string(1, kSortKeyEnd));
+    const rocksdb::Slice first_slice(first), end_slice(end);
+    auto readings = RangeIterator(db_, first_slice, end_slice);
+    readings->SeekToLast();
+    if (readings->Valid()) {
+      const std::string_view key(readings->key().data(), readings->key().size());
+      device.floor = FloorToMultiple(SortKeyWholeSeconds(key.substr(first.size())), granule_) + granule_;
+    }
+    if (Status s = FromRocks(readings->status(), "reading a partition's newest key"); !s.ok()) return s;
+  }
+  // A device the sweep has not reached yet keeps its floor record until PlanSweep raises it.
+  if (!device.floor_stored) device.floor = std::max(device.floor, horizon_floor_);
+  it->SeekToLast();
+  if (it->Valid() && it->key().size() > lower.size()) {
+    std::string_view id, granule;
+    if (!DecodeRollupKey(std::string_view(it->key().data(), it->key().size()), &id, &granule) || granule.empty()) {
+      return Status::Corruption("a rollup key does not decode");
+    }
+    device.has_open = true;
+    device.open_start = SortKeyWholeSeconds(granule);
+    if (Status s = DecodeRollup(std::string_view(it->value().data(), it->value().size()), &device.open); !s.ok()) {
+      return s;
+    }
+  }
+  if (Status s = FromRocks(it->status(), "reading a device's rollups"); !s.ok()) return s;
+  if (at == devices_.end()) at = devices_.emplace(device_id, Device{}).first;
+  at->second = std::move(device);
+  *found = &*at;
+  return Status::OK();
+}
+
+void Rollups::StartPlan() {
+  // The last plan was not committed: what it folded in place is not stored.
+  for (Devices::value_type* device : touched_) device->second.forget = true;
+  ++plan_;
+  touched_.clear();
+  used_ = 0;
+}
+
+Rollups::Device& Rollups::Touch(Devices::value_type* device) {
+  Device& d = device->second;
+  if (d.plan != plan_) {
+    d.plan = plan_;
+    d.last_slot = kNone;
+    d.planned_floor = d.floor;
+    d.floor_planned = false;
+    touched_.push_back(device);
+  }
+  return d;
+}
+
+Status Rollups::SlotOf(Devices::value_type* device, int64_t start, std::string_view sort_key, Rollup** record) {
+  Device& d = device->second;
+  for (std::size_t i = d.last_slot; i != kNone; i = slots_[i].prev) {
+    if (slots_[i].start == start) {
+      *record = &slots_[i].record();
+      return Status::OK();
+    }
+  }
+  if (used_ == slots_.size()) slots_.emplace_back();
+  Slot& slot = slots_[used_];
+  slot.device = device;
+  slot.start = start;
+  slot.prev = d.last_slot;
+  d.last_slot = used_++;
+  // The granule's key from the reading's: same day (a granule divides it), its time of day.
+  const auto day_seconds = static_cast<unsigned>(start - FloorToMultiple(start, 86400));
+  const unsigned fields[] = {day_seconds / 3600, day_seconds / 60 % 60, day_seconds % 60};
+  slot.key = RollupKey(device->first, "");
+  slot.key.append(sort_key.substr(0, 11));
+  for (unsigned field : fields) {
+    slot.key.push_back(static_cast<char>('0' + field / 10));
+    slot.key.push_back(static_cast<char>('0' + field % 10));
+    slot.key.push_back(':');
+  }
+  slot.key.back() = '.';
+  slot.key.append("000000000Z");
+  // The open record is folded in place: a failed write has the device read again (StartPlan).
+  slot.in_place = d.has_open && start == d.open_start;
+  if (!d.has_open || start > d.open_start) {
+    slot.own.Reset();  // nothing after the newest record has one, nor a reading (the floor says so)
+  } else if (!slot.in_place) {
+    std::string value;
+    auto s = db_->Get(rocksdb::ReadOptions(), slot.key, &value);
+    if (s.IsNotFound()) {
+      slot.own.Reset();
+    } else if (!s.ok()) {
+      return FromRocks(s, "reading a rollup");
+    } else if (Status decoded = DecodeRollup(value, &slot.own); !decoded.ok()) {
+      return decoded;
+    }
+  }
+  *record = &slot.record();
+  return Status::OK();
+}
+
+Status Rollups::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batch) {
+  StartPlan();
+  if (granule_ == 0) return Status::OK();
+  Devices::value_type* device = nullptr;
+  for (const KeyWrite& w : writes) {
+    const Reading& r = *w.reading;
+    // A batch's readings often come device after device: the previous one is at hand.
+    if (device == nullptr || device->first != r.device_id) {
+      if (Status s = Find(r.device_id, &device); !s.ok()) return s;
+    }
+    Device& d = Touch(device);
+    if (!d.floor_stored && !d.floor_planned) {
+      d.floor_planned = true;
+      EncodeFloor(d.floor, &value_);
+      if (auto s = batch->Put(RollupKey(r.device_id, ""), value_); !s.ok()) return FromRocks(s, "write batch");
+    }
+    const int64_t start = FloorToMultiple(SortKeyWholeSeconds(r.sort_key), granule_);
+    if (start < d.floor) continue;
+    Rollup* record = nullptr;
+    if (Status s = SlotOf(device, start, r.sort_key, &record); !s.ok()) return s;
+    Fold(w, record);
+  }
+  for (std::size_t i = 0; i < used_; ++i) {
+    EncodeRollup(slots_[i].record(), &scratch_, &value_);
+    if (auto s = batch->Put(slots_[i].key, value_); !s.ok()) return FromRocks(s, "write batch");
+  }
+  return Status::OK();
+}
+
+Status Rollups::PlanDelete(std::string_view device_id, std::span<const std::string> removed,
+                           rocksdb::WriteBatch* batch) {
+  StartPlan();
+  if (granule_ == 0 || removed.empty()) return Status::OK();
+  Devices::value_type* device = nullptr;
+  if (Status s = Find(device_id, &device); !s.ok()) return s;
+  Device& d = Touch(device);
+  const auto granule = [this](const std::string& sort_key) {
+    return FloorToMultiple(SortKeyWholeSeconds(sort_key), granule_);
+  };
+  const int64_t first = granule(removed.front()), last = granule(removed.back());
+  Rollup stale;
+  stale.stale = true;
+  EncodeRollup(stale, &scratch_, &value_);
+  int64_t previous = kNoFloor;
+  for (const std::string& sort_key : removed) {
+    const int64_t start = granule(sort_key);
+    if (start == previous || start < d.floor) continue;
+    previous = start;
+    // Every stored key from the first removed to the last goes: the granules between hold none.
+    const std::string key = GranuleKey(device_id, start);
+    auto s = start == first || start == last ? batch->Put(key, value_) : batch->Delete(key);
+    if (!s.ok()) return FromRocks(s, "write batch");
+  }
+  d.forget = true;
+  return Status::OK();
+}
+
+void Rollups::SetHorizon(const std::string& cutoff) {
+  if (granule_ > 0) horizon_floor_ = std::max(horizon_floor_, FirstGranuleFrom(cutoff));
+}
+
+Status Rollups::PlanSweep(std::string_view device_id, const std::string& cutoff, rocksdb::WriteBatch* batch) {
+  StartPlan();
+  if (granule_ == 0) return Status::OK();
+  Devices::value_type* device = nullptr;
+  if (Status s = Find(device_id, &device); !s.ok()) return s;
+  Device& d = Touch(device);
+  const int64_t floor = FirstGranuleFrom(cutoff);
+  if (floor <= d.floor) return Status::OK();
+  d.planned_floor = floor;
+  // Without a floor record no granule of the device is read from records: nothing to raise.
+  if (!d.floor_stored) return Status::OK();
+  EncodeFloor(floor, &value_);
+  if (auto s = batch->Put(RollupKey(device_id, ""), value_); !s.ok()) return FromRocks(s, "write batch");
+  return Status::OK();
+}
+
+void Rollups::Commit() {
+  for (Devices::value_type* device : touched_) {
+    Device& d = device->second;
+    if (d.floor_planned) d.floor_stored = true;
+    d.floor = d.planned_floor;
+    if (d.has_open && d.open_start < d.floor) d.has_open = false;
+  }
+  for (std::size_t i = 0; i < used_; ++i) {
+    Slot& slot = slots_[i];
+    Device& d = slot.device->second;
+    if (!slot.in_place && (!d.has_open || slot.start > d.open_start)) {
+      std::swap(d.open, slot.own);
+      d.open_start = slot.start;
+      d.has_open = true;
+    }
+  }
+  touched_.clear();
+  used_ = 0;
+}
+
+}  // namespace readingsd::storage::internal
