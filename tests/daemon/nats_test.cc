@@ -34,8 +34,8 @@
 #include "cluster/partition.h"
 #include "http/client.h"
 #include "ingest/nats_ingest.h"
-#include "storage/key.h"
 #include "tests/daemon/daemon_harness.h"
+#include "tests/daemon/nats_harness.h"
 #include "tests/support/nats_server.h"
 #include "tests/support/ports.h"
 #include "tests/support/publisher.h"
@@ -43,71 +43,6 @@
 
 namespace readingsd::test {
 namespace {
-
-using Keys = std::set<std::pair<std::string, std::string>>;
-
-void Check(natsStatus s, const std::string& what) {
-  if (s != NATS_OK) throw std::runtime_error(what + ": " + natsStatus_GetText(s));
-}
-
-// The test's own NATS connection and JetStream context.
-class NatsClient {
- public:
-  explicit NatsClient(const std::string& url) {
-    Check(natsConnection_ConnectTo(&nc_, url.c_str()), "connect to " + url);
-    Check(natsConnection_JetStream(&js_, nc_, nullptr), "JetStream context");
-  }
-  ~NatsClient() {
-    jsCtx_Destroy(js_);
-    natsConnection_Destroy(nc_);
-  }
-  natsConnection* nc() { return nc_; }
-  jsCtx* js() { return js_; }
-
-  // Every message of a generator run on "readings.<deviceId>", each published through
-  // JetStream: when this returns, the stream has acked them all.
-  void PublishAll(const tools::GeneratorOptions& generator) {
-    tools::GeneratorOptions options = generator;
-    options.topic_template = "readings.{deviceId}";
-    tools::ReadingGenerator readings(options);
-    tools::GeneratedMessage message;
-    while (readings.Next(&message)) {
-      Check(js_PublishAsync(js_, message.topic.c_str(), message.payload.data(), static_cast<int>(message.payload.size()),
-                            nullptr),
-            "publish");
-    }
-    jsPubOptions wait;
-    jsPubOptions_Init(&wait);
-    wait.MaxWait = 60000;
-    Check(js_PublishAsyncComplete(js_, &wait), "stream acks");
-    natsMsgList failed{nullptr, 0};
-    if (js_PublishAsyncGetPendingList(&failed, js_) == NATS_OK) {
-      const int count = failed.Count;
-      natsMsgList_Destroy(&failed);
-      if (count > 0) throw std::runtime_error(std::to_string(count) + " publishes were not acked");
-    }
-  }
-
-  void Publish(const std::string& subject, const std::string& payload) {
-    jsPubAck* ack = nullptr;
-    Check(js_Publish(&ack, js_, subject.c_str(), payload.data(), static_cast<int>(payload.size()), nullptr, nullptr),
-          "publish to " + subject);
-    jsPubAck_Destroy(ack);
-  }
-
-  // How many messages the READINGS stream holds.
-  uint64_t StreamMessages() {
-    jsStreamInfo* info = nullptr;
-    Check(js_GetStreamInfo(&info, js_, "READINGS", nullptr, nullptr), "stream info");
-    const uint64_t messages = info->State.Msgs;
-    jsStreamInfo_Destroy(info);
-    return messages;
-  }
-
- private:
-  natsConnection* nc_ = nullptr;
-  jsCtx* js_ = nullptr;
-};
 
 Keys Union(Keys a, const Keys& b) {
   a.insert(b.begin(), b.end());
@@ -245,16 +180,7 @@ Keys AckedKeys(NatsClient* client, int partitions) {
     Check(js_GetMsg(&msg, client->js(), "READINGS", seq, nullptr, nullptr), "message " + std::to_string(seq));
     const std::string subject = natsMsg_GetSubject(msg);
     const uint32_t partition = static_cast<uint32_t>(std::stoul(subject.substr(subject.find('.') + 1)));
-    if (seq <= floor[partition]) {
-      auto payload = nlohmann::json::parse(std::string(natsMsg_GetData(msg), natsMsg_GetDataLength(msg)));
-      for (const auto& reading : payload.is_array() ? payload : nlohmann::json::array({payload})) {
-        std::string sort_key;
-        if (!storage::NormalizeTimestamp(reading["readingTs"].get<std::string>(), &sort_key).ok()) {
-          throw std::runtime_error("bad readingTs in " + subject);
-        }
-        acked.emplace(reading["deviceId"].get<std::string>(), sort_key);
-      }
-    }
+    if (seq <= floor[partition]) acked.merge(KeysIn(msg));
     natsMsg_Destroy(msg);
   }
   return acked;
@@ -363,108 +289,41 @@ class NodeMapTest : public ::testing::Test {
     reference_.emplace(DaemonOptions{.broker_port = 1, .extra_args = {"--config=" + reference_config}});
     reference_->Start();
     const std::vector<int> ports = FreeLoopbackPorts(3);
-    const std::vector<std::pair<std::string, std::string>> owned = {
-        {"n1", R"(["0-3"])"}, {"n2", R"(["2-5"])"}, {"n3", R"(["0-1", "4-5"])"}};
-    std::string map;
-    for (std::size_t i = 0; i < owned.size(); ++i) {
-      map += "[[cluster.nodes]]\nname = \"" + owned[i].first + "\"\nurl = \"http://127.0.0.1:" +
-             std::to_string(ports[i]) + "\"\npartitions = " + owned[i].second + "\n";
-    }
-    for (std::size_t i = 0; i < owned.size(); ++i) {
-      const std::string& name = owned[i].first;
-      const std::string path = dir_.File(name + ".toml");
-      std::ofstream(path) << "[nats]\nservers = [\"" << server_->url() << "\"]\npartitions = " << kPartitions
-                          << "\ndurable_prefix = \"" << name << "\"\n" << kIndexes << "[cluster]\nnode = \"" << name
-                          << "\"\n" << map;
-      // The MQTT broker is never dialled while nats.servers is set.
-      nodes_.push_back(std::make_unique<Daemon>(DaemonOptions{
-          .broker_port = 1,
-          .extra_args = {"--config=" + path, "--http.listen=127.0.0.1:" + std::to_string(ports[i])}}));
+    const std::vector<MapEntry> map = {
+        {"n1", {"0-3"}, ports[0]}, {"n2", {"2-5"}, ports[1]}, {"n3", {"0-1", "4-5"}, ports[2]}};
+    WriteNodeConfigs(dir_, server_->url(), kPartitions, map, kIndexes);
+    for (const MapEntry& entry : map) {
+      nodes_.push_back(MapNode(dir_, entry));
       nodes_.back()->Start();
     }
     NatsClient client(server_->url());
     client.PublishAll(generator_);
-    for (const Keys::value_type& key : ExpectedKeys(generator_)) want_[key.first].insert(key.second);
-    ASSERT_EQ(want_.size(), static_cast<std::size_t>(kDevices));
+    want_ = PublishedReadings(generator_);
+    for (const auto& reading : want_) devices_.insert(reading.first.first);
+    ASSERT_EQ(devices_.size(), static_cast<std::size_t>(kDevices));
     std::set<uint32_t> partitions;
-    for (const auto& [device, keys] : want_) partitions.insert(cluster::PartitionOf(device, kPartitions));
+    for (const std::string& device : devices_) partitions.insert(cluster::PartitionOf(device, kPartitions));
     ASSERT_EQ(partitions.size(), static_cast<std::size_t>(kPartitions)) << "a partition without devices tests nothing";
-    const std::vector<std::vector<uint32_t>> owns = {{0, 1, 2, 3}, {2, 3, 4, 5}, {0, 1, 4, 5}};
+    const std::vector<std::string> devices(devices_.begin(), devices_.end());
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      std::vector<std::string> devices;
-      std::size_t readings = 0;
-      for (const auto& [device, keys] : want_) {
-        const uint32_t p = cluster::PartitionOf(device, kPartitions);
-        if (std::find(owns[i].begin(), owns[i].end(), p) == owns[i].end()) continue;
-        devices.push_back(device);
-        readings += keys.size();
-      }
+      const std::size_t readings = OnPartitions(want_, map[i].Owned(kPartitions), kPartitions).size();
       ASSERT_EQ(nodes_[i]->WaitForStored(devices, readings, std::chrono::seconds(60)), readings) << nodes_[i]->log();
     }
-    std::vector<std::string> all;
-    std::size_t readings = 0;
-    for (const auto& [device, keys] : want_) {
-      all.push_back(device);
-      readings += keys.size();
-    }
-    ASSERT_EQ(reference_->WaitForStored(all, readings, std::chrono::seconds(60)), readings) << reference_->log();
+    ASSERT_EQ(reference_->WaitForStored(devices, want_.size(), std::chrono::seconds(60)), want_.size())
+        << reference_->log();
   }
 
   // The first device of partition `p`.
   std::string DeviceOf(uint32_t p) const {
-    for (const auto& [device, keys] : want_) {
+    for (const std::string& device : devices_) {
       if (cluster::PartitionOf(device, kPartitions) == p) return device;
     }
     return "";
   }
 
-  // Every device's readings (rows, columns and CSV), latest, aggregate and DynamoDB Query, and
-  // the device listing page by page, from each of `nodes`: the same answer from each, and
-  // complete: every reading published.
-  void ExpectEveryNodeAnswersCompletelyAndAlike(const std::vector<std::size_t>& nodes) {
-    const std::vector<std::string> targets = {"/readings?limit=10000", "/readings?limit=10000&format=columns",
-                                              "/readings?limit=10000&format=csv", "/latest?n=3",
-                                              "/aggregate?from=2026-06-23T00:00:00Z&to=2026-06-23T01:00:00Z&step=1m&attributes=temperature"};
-    for (const auto& [device, keys] : want_) {
-      for (const std::string& target : targets) {
-        const std::string path = "/v1/devices/" + device + target;
-        const auto [status, first] = Get(nodes_[nodes.front()]->http_port(), path);
-        ASSERT_EQ(status, 200) << path << ": " << first;
-        for (std::size_t node : nodes) EXPECT_EQ(Get(nodes_[node]->http_port(), path).second, first) << path;
-        if (target == targets.front()) {
-          const nlohmann::json page = nlohmann::json::parse(first);
-          std::set<std::string> got;
-          for (const auto& item : page["items"]) got.insert(item["readingTs"].get<std::string>());
-          EXPECT_EQ(got, keys) << device;  // readingTs is rendered as stored
-        }
-      }
-      const std::string query = R"({"TableName":"readings","KeyConditionExpression":"deviceId = :d",)"
-                                R"("ExpressionAttributeValues":{":d":{"S":")" + device + R"("}}})";
-      for (std::size_t node : nodes) {
-        http::Response answer = DynamoDb(nodes_[node]->http_port(), "Query", query);
-        ASSERT_EQ(answer.result_int(), 200u) << answer.body();
-        EXPECT_EQ(nlohmann::json::parse(answer.body())["Count"], keys.size()) << device;
-      }
-    }
-    std::vector<std::string> pages;
-    std::vector<std::string> listed;
-    for (std::string cursor;;) {
-      const std::string path = "/v1/devices?limit=5" + (cursor.empty() ? "" : "&cursor=" + cursor);
-      const auto [status, page] = Get(nodes_[nodes.front()]->http_port(), path);
-      ASSERT_EQ(status, 200) << page;
-      for (std::size_t node : nodes) EXPECT_EQ(Get(nodes_[node]->http_port(), path).second, page) << path;
-      const nlohmann::json json = nlohmann::json::parse(page);
-      EXPECT_LE(json["devices"].size(), 5u);
-      for (const auto& d : json["devices"]) {
-        listed.push_back(d["deviceId"].get<std::string>());
-        EXPECT_EQ(d["readings"], want_[listed.back()].size()) << listed.back();
-      }
-      if (!json.contains("nextCursor")) break;
-      cursor = json["nextCursor"].get<std::string>();
-    }
-    std::vector<std::string> devices;
-    for (const auto& [device, keys] : want_) devices.push_back(device);
-    EXPECT_EQ(listed, devices);  // every device once, in id order
+  // The readings of `device` published.
+  std::size_t ReadingsOf(const std::string& device) const {
+    return static_cast<std::size_t>(std::count_if(want_.begin(), want_.end(), [&](const auto& r) { return r.first.first == device; }));
   }
 
   // Index queries (native rows and columns, and DynamoDB Query with IndexName), page by page with
@@ -482,8 +341,7 @@ class NodeMapTest : public ::testing::Test {
         "/v1/indexes/by_day/readings?value=2026-06-23&limit=9",
         "/v1/indexes/by_day/readings?value=2026-06-23&limit=9&order=desc&format=columns&filter=temperature%3C20",
         "/v1/indexes/by_day/readings?value=2026-06-23&limit=1000"};
-    std::size_t total = 0;
-    for (const auto& [device, keys] : want_) total += keys.size();
+    const std::size_t total = want_.size();
     for (const std::string& target : targets) {
       std::size_t scanned = 0;
       int pages = 0;
@@ -539,9 +397,11 @@ class NodeMapTest : public ::testing::Test {
     // BatchGetItem: a reading of every device (a key of each partition), one that is not stored,
     // in an order no node has them in.
     nlohmann::json keys = nlohmann::json::array();
-    for (auto it = want_.rbegin(); it != want_.rend(); ++it) {
-      for (const std::string& ts : {*it->second.begin(), *it->second.rbegin()}) {
-        keys.push_back({{"deviceId", {{"S", it->first}}}, {"readingTs", {{"S", ts}}}});
+    for (auto device = devices_.rbegin(); device != devices_.rend(); ++device) {
+      const auto first = want_.lower_bound({*device, ""});
+      const auto last = std::prev(want_.lower_bound({*device + '\x01', ""}));
+      for (const std::string& ts : {first->first.second, last->first.second}) {
+        keys.push_back({{"deviceId", {{"S", *device}}}, {"readingTs", {{"S", ts}}}});
       }
     }
     keys.push_back({{"deviceId", {{"S", "dev00001"}}}, {"readingTs", {{"S", "2020-01-01T00:00:00Z"}}}});
@@ -597,18 +457,11 @@ class NodeMapTest : public ::testing::Test {
     for (std::size_t node : nodes) EXPECT_EQ(remote_read(nodes_[node]->http_port()), want) << "node " << node;
   }
 
-  static http::Response DynamoDb(int port, const std::string& operation, const std::string& body,
-                                 const std::string& forwarded_by = "") {
-    http::Request request{http::verb::post, "/", 11};
-    request.set("X-Amz-Target", "DynamoDB_20120810." + operation);
-    request.set(http::field::content_type, "application/x-amz-json-1.0");
-    if (!forwarded_by.empty()) request.set(cluster::kForwardedHeader, forwarded_by);
-    request.body() = body;
-    http::Response answer;
-    const Status s = http::Send("127.0.0.1", std::to_string(port), std::move(request), std::chrono::seconds(5),
-                                std::chrono::seconds(30), &answer);
-    if (!s.ok()) throw std::runtime_error(s.ToString());
-    return answer;
+  // ExpectEveryNodeAnswersCompletelyAndAlike of `nodes`, by index.
+  void ExpectEveryNodeAnswersCompletelyAndAlike(const std::vector<std::size_t>& nodes) {
+    std::vector<int> ports;
+    for (std::size_t node : nodes) ports.push_back(nodes_[node]->http_port());
+    test::ExpectEveryNodeAnswersCompletelyAndAlike(ports, want_);
   }
 
   // GET with the header of a request another node forwarded.
@@ -627,7 +480,8 @@ class NodeMapTest : public ::testing::Test {
   std::optional<Daemon> reference_;  // no map, every partition
   std::vector<std::unique_ptr<Daemon>> nodes_;
   tools::GeneratorOptions generator_{.count = 1200, .devices = kDevices, .batch = 3};
-  std::map<std::string, std::set<std::string>> want_;  // sort keys by device
+  ReadingMap want_;
+  std::set<std::string> devices_;
 };
 
 TEST_F(NodeMapTest, EveryNodeAnswersForEveryDeviceCompletelyAndAlikeAlsoWithANodeKilled) {
@@ -683,7 +537,7 @@ TEST_F(NodeMapTest, APartitionWithoutALiveOwnerIsA503NamingIt) {
   for (uint32_t p : {0u, 3u}) {
     const auto [own_status, own] = Get(n1, "/v1/devices/" + DeviceOf(p) + "/readings?limit=10000");
     EXPECT_EQ(own_status, 200) << own;
-    EXPECT_EQ(nlohmann::json::parse(own)["items"].size(), want_[DeviceOf(p)].size());
+    EXPECT_EQ(nlohmann::json::parse(own)["items"].size(), ReadingsOf(DeviceOf(p)));
   }
   // A request another node forwarded is never forwarded again: one for a partition n1 does not
   // own says the maps disagree.

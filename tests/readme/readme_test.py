@@ -48,8 +48,9 @@ NOT_RUN = {
     "su -c ./scripts/setup": "./scripts/setup (which .ci/run runs) through su: asks for the root password",
     "systemd-analyze verify": "names the check that scripts/check-unit makes (on the unit with installed paths)",
     "readingsd repair": "needs a damaged store; tests/daemon/damaged_store_test.cc runs it",
-    "nats-server -c nats.conf": "a server on the fixed ports 4222 and 1883; tests/daemon/nats_test.cc starts "
-                                "nats-server with this config on free ports",
+    "nats-server -c nats.conf": "a cluster member on the fixed ports 4222, 6222 and 1883, routed to other "
+                                "machines; tests/daemon/cluster_test.cc starts three nats-server in this config's "
+                                "shape on free ports",
 }
 # Fenced block languages that hold no commands, and what they hold. ```sh blocks are run,
 # ```toml blocks parsed (the [[index]] one configures the index daemon); any other fails.

@@ -1,6 +1,7 @@
 #include "tests/support/nats_server.h"
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -29,7 +30,7 @@ NatsServer::NatsServer(NatsServerOptions options)
       log_path_(dir_.File("nats.log")) {
   auto write_and_launch = [&] {
     std::ofstream conf(config_path_, std::ios::trunc);
-    conf << "server_name: " << (options_.member ? options_.member->name : "test") << "\n"
+    conf << "server_name: " << name() << "\n"
          << "listen: 127.0.0.1:" << port_ << "\n"
          << "jetstream { store_dir: \"" << dir_.File("jetstream") << "\" }\n";
     if (options_.mqtt) conf << "mqtt { listen: 127.0.0.1:" << mqtt_port_ << " }\n";
@@ -48,6 +49,7 @@ NatsServer::NatsServer(NatsServerOptions options)
   };
   if (options_.member) {
     port_ = options_.member->port;
+    mqtt_port_ = options_.mqtt ? options_.member->mqtt_port : 0;
     if (!write_and_launch()) throw std::runtime_error("nats-server: a port of " + options_.member->name + " is taken");
     return;
   }
@@ -59,21 +61,31 @@ NatsServer::NatsServer(NatsServerOptions options)
 }
 
 std::vector<NatsServerOptions::Member> ClusterMembers(int n) {
-  const std::vector<int> ports = FreeLoopbackPorts(2 * n);
+  const std::vector<int> ports = FreeLoopbackPorts(3 * n);
   std::vector<NatsServerOptions::Member> members(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     auto& member = members[static_cast<std::size_t>(i)];
     member.name = "n" + std::to_string(i + 1);
-    member.port = ports[static_cast<std::size_t>(2 * i)];
-    member.cluster_port = ports[static_cast<std::size_t>(2 * i + 1)];
+    member.port = ports[static_cast<std::size_t>(3 * i)];
+    member.cluster_port = ports[static_cast<std::size_t>(3 * i + 1)];
+    member.mqtt_port = ports[static_cast<std::size_t>(3 * i + 2)];
     for (int j = 0; j < n; ++j) {
-      if (j != i) member.routes.push_back(ports[static_cast<std::size_t>(2 * j + 1)]);
+      if (j != i) member.routes.push_back(ports[static_cast<std::size_t>(3 * j + 1)]);
     }
   }
   return members;
 }
 
 NatsServer::~NatsServer() = default;
+
+void NatsServer::Kill9() {
+  process_->Kill(SIGKILL);
+  process_->Wait(std::chrono::seconds(5));
+}
+
+void NatsServer::Restart() {
+  if (!Launch()) throw std::runtime_error("nats-server " + name() + ": a port was taken while it was down");
+}
 
 bool NatsServer::Launch() {
   const std::size_t log_before = log().size();
