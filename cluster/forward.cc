@@ -44,15 +44,6 @@ std::optional<http::Response> Forwarder::Route(const http::Request& request, Rea
       *endpoint = "merged";
       return Merged(request, local);
     }
-    case Reach::kFleet:
-      if (forwarded || map.OwnsAll()) return std::nullopt;
-      *endpoint = "forward_refused";
-      return local.error(http::status::not_implemented, "NotAcrossNodes",
-                         "this request needs the readings of every partition, and node " + self.name +
-                             " owns only partitions " + PartitionRanges(self.partitions) + " of " +
-                             std::to_string(map.partitions) +
-                             "; merging this request across nodes is not built yet (docs/cluster.md): ask a node "
-                             "that owns every partition");
     case Reach::kEveryOwner: {
       if (forwarded) return std::nullopt;
       const uint32_t partition = PartitionOf(device_id, map.partitions);

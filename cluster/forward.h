@@ -1,9 +1,7 @@
 // Any node answers any request (docs/cluster.md). A request for a device of a partition this node
 // does not own is sent to a live owner and its answer relayed; a request that needs every
-// partition (the device listing, index queries, BatchGetItem, remote read) is asked of one live
-// owner per partition, each for its share, and the shares merged by the request's API; one that
-// needs every partition and is not merged across nodes (Scan) is refused on a node that does not
-// own them all. Never a silently partial answer: when no owner of a partition answers, the client
+// partition (the device listing, index queries, Scan, BatchGetItem, remote read) is asked of one
+// live owner per partition, each for its share, and the shares merged by the request's API. Never a silently partial answer: when no owner of a partition answers, the client
 // gets a 503 naming the partition, and a node asked for a share it does not own says so (503).
 #pragma once
 

@@ -40,10 +40,9 @@ enum class Reach {
   kLocal,    // nothing of the store (ops, table metadata), or a request this node refuses anyway
   kDevice,   // one device's readings: any owner of its partition answers
   // Every partition's answer, mergeable: one live owner per partition answers for its share
-  // (PartitionSet) and the API merges the shares (the device listing, index queries,
+  // (PartitionSet) and the API merges the shares (the device listing, index queries, Scan,
   // BatchGetItem, remote read).
   kMerged,
-  kFleet,  // readings of every partition that are not merged across nodes (Scan)
   kEveryOwner,  // a change to one device's readings (a delete): every owner of its partition
 };
 

@@ -53,6 +53,25 @@ uint32_t SegmentOf(std::string_view device_id, uint32_t total_segments) {
   return static_cast<uint32_t>((static_cast<unsigned __int128>(hash) * total_segments) >> 64);
 }
 
+bool CountScanItem(const ScanRequest& request, const ScanItem& item, bool returned, ScanSink* sink, ScanResult* result,
+                   std::size_t* page_bytes) {
+  ++result->scanned_count;
+  result->scanned_bytes += item.item_bytes;
+  *page_bytes += item.page_bytes;
+  if (returned) {
+    sink->Add(item);
+    ++result->count;
+  } else {
+    sink->Pass(item);
+  }
+  if ((request.limit == 0 || result->scanned_count < request.limit) &&
+      (request.max_page_bytes == 0 || *page_bytes < request.max_page_bytes)) {
+    return false;
+  }
+  result->last_evaluated_key = ItemKey{std::string(item.device_id), std::string(item.sort_key)};
+  return true;
+}
+
 Status Scan(const storage::Store& store, const ScanRequest& request, ScanSink* sink, ScanResult* result) {
   *result = ScanResult();
   if (Status s = CheckRequest(request); !s.ok()) return s;
@@ -65,12 +84,13 @@ Status Scan(const storage::Store& store, const ScanRequest& request, ScanSink* s
   }
   const std::string past_partition(1, storage::kSortKeyEnd);
   std::string device_id;  // of the partition being read
-  std::vector<storage::AttributeView> attributes;  // of the current item, then its key attributes
+  std::vector<storage::AttributeView> attributes;  // of the current item (and its key attributes for the filter)
   std::size_t page_bytes = 0;
   while (it->Valid()) {
     if (it->device_id() != device_id) {
       device_id = it->device_id();
-      if (request.total_segments > 1 && SegmentOf(device_id, request.total_segments) != request.segment) {
+      if ((request.total_segments > 1 && SegmentOf(device_id, request.total_segments) != request.segment) ||
+          (request.device_wanted && !request.device_wanted(device_id))) {
         it->Seek(device_id, past_partition);
         continue;
       }
@@ -81,31 +101,23 @@ Status Scan(const storage::Store& store, const ScanRequest& request, ScanSink* s
       return Status::Corruption("reading " + storage::PartitionKey(device_id) + " " + std::string(sort_key) + ": " +
                                 s.message());
     }
-    const std::size_t own = attributes.size();
     const std::size_t item_bytes = storage::ItemSize(device_id, sort_key, attributes);
-    ++result->scanned_count;
-    result->scanned_bytes += item_bytes;
     if (result->partitions.empty() || result->partitions.back().device_id != device_id) {
       result->partitions.push_back({device_id});
     }
     ++result->partitions.back().items;
     result->partitions.back().bytes += item_bytes;
-    page_bytes += storage::EncodeKey(device_id, "").size() + sort_key.size() + encoded.size();
     bool returned = true;
     if (request.filter) {
+      const std::size_t own = attributes.size();
       attributes.push_back({storage::kDeviceIdAttribute, std::string_view(device_id)});
       attributes.push_back({storage::kReadingTsAttribute, sort_key});
       returned = Matches(*request.filter, attributes);
+      attributes.resize(own);
     }
-    if (returned) {
-      sink->Add(device_id, sort_key, encoded, std::span(attributes).first(own));
-      ++result->count;
-    }
-    if ((request.limit != 0 && result->scanned_count >= request.limit) ||
-        (request.max_page_bytes != 0 && page_bytes >= request.max_page_bytes)) {
-      result->last_evaluated_key = ItemKey{device_id, std::string(sort_key)};
-      break;
-    }
+    const ScanItem item{device_id, sort_key, encoded, attributes,
+                        storage::EncodeKey(device_id, "").size() + sort_key.size() + encoded.size(), item_bytes};
+    if (CountScanItem(request, item, returned, sink, result, &page_bytes)) break;
     it->Next();
   }
   return it->status();

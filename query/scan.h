@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,15 +49,29 @@ struct ScanRequest {
   // of this segment (a valid device id of the segment, a normalised sort key): InvalidArgument
   // otherwise, in DynamoDB's words.
   std::optional<ItemKey> exclusive_start;
+  // Set: the partitions of the devices it refuses are passed over as if absent (neither read nor
+  // counted): a node's share of a Scan merged across nodes (scan_share.h).
+  std::function<bool(std::string_view device_id)> device_wanted;
 };
 
-// What Scan hands each item it returns; all arguments are valid only during the call.
-// `attributes` are the item's own (not the key attributes).
+// One item handed to the sink. Views valid only during the call.
+struct ScanItem {
+  std::string_view device_id;
+  std::string_view sort_key;
+  std::string_view encoded_attributes;
+  std::span<const storage::AttributeView> attributes;  // its own, not the key attributes
+  std::size_t page_bytes = 0;  // what it adds to the page's size (max_page_bytes)
+  std::size_t item_bytes = 0;  // storage::ItemSize, what it adds to scanned_bytes
+};
+
 class ScanSink {
  public:
   virtual ~ScanSink() = default;
-  virtual void Add(std::string_view device_id, std::string_view sort_key, std::string_view encoded_attributes,
-                   std::span<const storage::AttributeView> attributes) = 0;
+  // An item of the page.
+  virtual void Add(const ScanItem& item) = 0;
+  // An item read and counted that the filter refused. Only a node's share of a merged Scan keeps
+  // it (scan_share.h).
+  virtual void Pass(const ScanItem& /*item*/) {}
 };
 
 struct ScanResult {
@@ -80,5 +95,11 @@ struct ScanResult {
 // the partitions of other segments with one seek each. Iterator and decoding errors are
 // returned; `result` is reset first; items go to `sink`.
 Status Scan(const storage::Store& store, const ScanRequest& request, ScanSink* sink, ScanResult* result);
+
+// What Scan does with each item it reads, and MergeScanShares with each of the shares'
+// (scan_share.h): counts it, hands it to `sink` (Add when `returned`, else Pass) and adds its size
+// to *page_bytes; when the page is full after it, sets result->last_evaluated_key and returns true.
+bool CountScanItem(const ScanRequest& request, const ScanItem& item, bool returned, ScanSink* sink, ScanResult* result,
+                   std::size_t* page_bytes);
 
 }  // namespace readingsd::query

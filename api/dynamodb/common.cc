@@ -32,6 +32,13 @@ http::Response Respond(const Context& context, http::status status, const Json& 
 
 http::Response Ok(const Context& context, const Json& body) { return Respond(context, http::status::ok, body); }
 
+http::Response ShareAnswer(std::string share) {
+  http::Response res{http::status::ok, 11};
+  res.set(http::field::content_type, "application/octet-stream");
+  res.body() = std::move(share);
+  return res;
+}
+
 http::Response ErrorFromStatus(const Context& context, const Status& s) {
   if (s.IsInvalidArgument()) return Error(context, http::status::bad_request, "ValidationException", s.message());
   if (s.IsNotFound()) return Error(context, http::status::bad_request, "ResourceNotFoundException", s.message());

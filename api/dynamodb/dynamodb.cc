@@ -53,8 +53,7 @@ cluster::Reach ReachOf(const http::Request& request, std::string* device_id) {
   const std::string_view target = http::ToStd(request["X-Amz-Target"]);
   if (request.method() != http::verb::post || !target.starts_with(kTargetPrefix)) return cluster::Reach::kLocal;
   const std::string_view name = target.substr(kTargetPrefix.size());
-  if (name == "Scan") return cluster::Reach::kFleet;
-  if (name == "BatchGetItem") return cluster::Reach::kMerged;
+  if (name == "Scan" || name == "BatchGetItem") return cluster::Reach::kMerged;
   if (name != "Query" && name != "GetItem") return cluster::Reach::kLocal;
   Json body;
   if (ParseJson(request.body(), &body) != JsonParseError::kNone || !body.is_object()) return cluster::Reach::kLocal;
@@ -112,15 +111,16 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
   if (Status s = cluster::PartitionSetOf(http::ToStd(request.target()), &share); !s.ok()) {
     return ErrorFromStatus(context, s);
   }
-  if (share && name != "Query" && name != "BatchGetItem") {
-    return ErrorFromStatus(context, Status::InvalidArgument("partitions: only a Query of an index and BatchGetItem "
-                                                            "are answered in shares (docs/cluster.md)"));
+  if (share && name != "Query" && name != "Scan" && name != "BatchGetItem") {
+    return ErrorFromStatus(context, Status::InvalidArgument("partitions: only a Query of an index, Scan and "
+                                                            "BatchGetItem are answered in shares (docs/cluster.md)"));
   }
   // The typed accessors check before they convert; this only keeps a missed case a 400.
   try {
     if (share) {
-      return name == "Query" ? internal::QueryShareOp(context, body, *share)
-                             : internal::BatchGetShareOp(context, body, *share);
+      if (name == "Query") return internal::QueryShareOp(context, body, *share);
+      if (name == "Scan") return internal::ScanShareOp(context, body, *share);
+      return internal::BatchGetShareOp(context, body, *share);
     }
     return operation->handler(context, body);
   } catch (const Json::exception& e) {
@@ -129,16 +129,17 @@ http::Response HandleRequest(const Context& context, const http::Request& reques
 }
 
 http::Response Merge(const Context& context, const http::Request& request, std::span<const std::string> shares) {
-  // Only a Query of an index and BatchGetItem are merged (ReachOf), and this node's own share
+  // Only a Query of an index, Scan and BatchGetItem are merged (ReachOf), and this node's own share
   // parsed the body.
   Json body;
   if (ParseJson(request.body(), &body) != JsonParseError::kNone || !body.is_object()) {
     return Error(context, http::status::bad_request, "SerializationException", "the request body is not a JSON object");
   }
   try {
-    return http::ToStd(request["X-Amz-Target"]).ends_with(".BatchGetItem")
-               ? internal::MergeBatchGetOp(context, body, shares)
-               : internal::MergeQueryOp(context, body, shares);
+    const std::string_view target = http::ToStd(request["X-Amz-Target"]);
+    if (target.ends_with(".BatchGetItem")) return internal::MergeBatchGetOp(context, body, shares);
+    if (target.ends_with(".Scan")) return internal::MergeScanOp(context, body, shares);
+    return internal::MergeQueryOp(context, body, shares);
   } catch (const Json::exception& e) {
     return Error(context, http::status::bad_request, "SerializationException", e.what());
   }

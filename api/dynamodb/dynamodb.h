@@ -36,15 +36,15 @@ struct Context {
 http::Response HandleRequest(const Context& context, const http::Request& request, std::string_view* endpoint);
 
 // What `request` needs of the fleet when this node holds only some partitions: GetItem and a
-// Query of the table are kDevice (the device their key names), a Query of an index and
+// Query of the table are kDevice (the device their key names), a Query of an index, Scan and
 // BatchGetItem kMerged (each node answers its share: partitions=…&partition_count=… on the
-// target, cluster::PartitionSet), Scan kFleet. What this module refuses anyway (a malformed body, an unknown operation) and
-// the table's metadata are kLocal.
+// target, cluster::PartitionSet). What this module refuses anyway (a malformed body, an unknown
+// operation) and the table's metadata are kLocal.
 cluster::Reach ReachOf(const http::Request& request, std::string* device_id);
 
-// The answer to a Query of an index or a BatchGetItem (Reach::kMerged) from the shares several
-// nodes answered for it (cluster::Forwarder): what one node holding every partition gives, with
-// the same Count, ScannedCount and LastEvaluatedKey, or Responses and UnprocessedKeys.
+// The answer to a Query of an index, a Scan or a BatchGetItem (Reach::kMerged) from the shares
+// several nodes answered for it (cluster::Forwarder): what one node holding every partition gives,
+// with the same Count, ScannedCount and LastEvaluatedKey, or Responses and UnprocessedKeys.
 http::Response Merge(const Context& context, const http::Request& request, std::span<const std::string> shares);
 
 // A DynamoDB-shaped error: x-amzn-ErrorType, {"__type":"com.amazonaws.dynamodb.v20120810#<type>",

@@ -30,6 +30,8 @@ using Json = OrderedJson;
 // A response in DynamoDB's shape: JSON 1.0, x-amzn-RequestId and x-amz-crc32 (which botocore verifies).
 http::Response Respond(const Context& context, http::status status, const Json& body);
 http::Response Ok(const Context& context, const Json& body);
+// A node's share of a request merged across nodes (binary, for dynamodb::Merge on another node).
+http::Response ShareAnswer(std::string share);
 // InvalidArgument is the caller's ValidationException and NotFound the table it named; anything
 // else is the store failing.
 http::Response ErrorFromStatus(const Context& context, const Status& s);
@@ -160,6 +162,10 @@ http::Response QueryShareOp(const Context& context, const Json& body, const clus
 http::Response MergeQueryOp(const Context& context, const Json& body, std::span<const std::string> shares);
 http::Response GetItemOp(const Context& context, const Json& body);
 http::Response ScanOp(const Context& context, const Json& body);
+// A Scan as a node's share of it merged across nodes (query::ScanShareWriter), only `share`'s
+// devices; and the page from the nodes' shares (dynamodb::Merge).
+http::Response ScanShareOp(const Context& context, const Json& body, const cluster::PartitionSet& share);
+http::Response MergeScanOp(const Context& context, const Json& body, std::span<const std::string> shares);
 http::Response BatchGetItemOp(const Context& context, const Json& body);
 // BatchGetItem as a node's share of it merged across nodes (only `share`'s keys read), and the
 // answer from the nodes' shares (dynamodb::Merge): each key once, in order, UnprocessedKeys as one

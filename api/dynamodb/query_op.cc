@@ -239,10 +239,7 @@ http::Response QueryShareOp(const Context& context, const Json& body, const clus
     context.read.ReportIndexPartitionRead(query.index_request.index, read.partition, read.items, read.bytes);
   }
   if (!s.ok()) return ErrorFromStatus(context, s);
-  http::Response res{http::status::ok, 11};
-  res.set(http::field::content_type, "application/octet-stream");
-  res.body() = std::move(writer).Finish(result);
-  return res;
+  return ShareAnswer(std::move(writer).Finish(result));
 }
 
 http::Response MergeQueryOp(const Context& context, const Json& body, std::span<const std::string> shares) {

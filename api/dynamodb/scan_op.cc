@@ -3,6 +3,7 @@
 
 #include "api/dynamodb/internal.h"
 #include "query/scan.h"
+#include "query/scan_share.h"
 #include "storage/key.h"
 
 namespace readingsd::api::dynamodb::internal {
@@ -14,9 +15,8 @@ class JsonSink final : public query::ScanSink {
   JsonSink(const Projection& projection, bool count_only, Json* items)
       : projection_(projection), count_only_(count_only), items_(items) {}
 
-  void Add(std::string_view device_id, std::string_view sort_key, std::string_view,
-           std::span<const storage::AttributeView> attributes) override {
-    if (!count_only_) items_->push_back(ItemJson(device_id, sort_key, attributes, projection_));
+  void Add(const query::ScanItem& item) override {
+    if (!count_only_) items_->push_back(ItemJson(item.device_id, item.sort_key, item.attributes, projection_));
   }
 
  private:
@@ -96,17 +96,15 @@ Status ParseScan(const Context& context, const Json& body, ParsedScan* scan) {
   return Status::OK();
 }
 
-}  // namespace
-
-http::Response ScanOp(const Context& context, const Json& body) {
-  ParsedScan scan;
-  if (Status s = ParseScan(context, body, &scan); !s.ok()) return ErrorFromStatus(context, s);
+// The page from this node's store, or with `shares` from the nodes' shares of it.
+http::Response ScanPage(const Context& context, const ParsedScan& scan,
+                        std::optional<std::span<const std::string>> shares = std::nullopt) {
   Json items = Json::array();
   JsonSink sink(scan.read.projection, scan.read.count_only, &items);
   query::ScanResult result;
-  if (Status s = query::Scan(context.read.store, scan.request, &sink, &result); !s.ok()) {
-    return ErrorFromStatus(context, s);
-  }
+  Status s = shares ? query::MergeScanShares(scan.request, *shares, &sink, &result)
+                    : query::Scan(context.read.store, scan.request, &sink, &result);
+  if (!s.ok()) return ErrorFromStatus(context, s);
   for (const query::ScanResult::PartitionRead& read : result.partitions) {
     context.read.ReportPartitionRead(read.device_id, read.items, read.bytes);
   }
@@ -122,6 +120,34 @@ http::Response ScanOp(const Context& context, const Json& body) {
         ConsumedCapacityJson(context, scan.read.capacity, ReadUnits(result.scanned_bytes, scan.read.consistent));
   }
   return Ok(context, response);
+}
+
+}  // namespace
+
+http::Response ScanOp(const Context& context, const Json& body) {
+  ParsedScan scan;
+  if (Status s = ParseScan(context, body, &scan); !s.ok()) return ErrorFromStatus(context, s);
+  return ScanPage(context, scan);
+}
+
+http::Response ScanShareOp(const Context& context, const Json& body, const cluster::PartitionSet& share) {
+  ParsedScan scan;
+  if (Status s = ParseScan(context, body, &scan); !s.ok()) return ErrorFromStatus(context, s);
+  scan.request.device_wanted = [&share](std::string_view device_id) { return share.Holds(device_id); };
+  query::ScanShareWriter writer;
+  query::ScanResult result;
+  Status s = query::Scan(context.read.store, scan.request, &writer, &result);
+  if (!s.ok()) return ErrorFromStatus(context, s);
+  for (const query::ScanResult::PartitionRead& read : result.partitions) {
+    context.read.ReportPartitionRead(read.device_id, read.items, read.bytes);
+  }
+  return ShareAnswer(std::move(writer).Finish(result));
+}
+
+http::Response MergeScanOp(const Context& context, const Json& body, std::span<const std::string> shares) {
+  ParsedScan scan;
+  if (Status s = ParseScan(context, body, &scan); !s.ok()) return ErrorFromStatus(context, s);
+  return ScanPage(context, scan, shares);
 }
 
 }  // namespace readingsd::api::dynamodb::internal

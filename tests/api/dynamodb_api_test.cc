@@ -636,6 +636,62 @@ TEST_F(DynamoDbApiTest, SharesOfABatchGetItemMergeIntoTheWholeAnswer) {
   }
 }
 
+// What a node with a node map does with the shares of a Scan (cluster::Forwarder): the merge of
+// three nodes' shares (their partitions' devices only) is, page after page, the page of the whole:
+// with a Limit or none, a filter, a projection, Select COUNT, a segment, and pages ending at
+// max_page_bytes.
+TEST_F(DynamoDbApiTest, SharesOfAScanMergeIntoThePagesOfTheWhole) {
+  const json filter = {{"FilterExpression", "deviceId = :d OR humidity > :h"},
+                       {"ExpressionAttributeValues", {{":d", {{"S", "a10"}}}, {":h", {{"N", "39.5"}}}}}};
+  std::vector<json> requests;
+  for (int limit : {0, 1, 7, 61}) {
+    json request = Scan({{"ReturnConsumedCapacity", "TOTAL"}});
+    if (limit != 0) request["Limit"] = limit;
+    requests.push_back(request);
+    request.update(filter);
+    requests.push_back(request);
+    request["ProjectionExpression"] = "deviceId, humidity";
+    requests.push_back(request);
+    request.erase("ProjectionExpression");
+    request["Select"] = "COUNT";
+    requests.push_back(request);
+  }
+  for (int segment = 0; segment < 3; ++segment) {
+    requests.push_back(Scan({{"Limit", 5}, {"Segment", segment}, {"TotalSegments", 3}}));
+  }
+  const Headers headers = {{"X-Amz-Target", "DynamoDB_20120810.Scan"}, {"Content-Type", "application/x-amz-json-1.0"}};
+  for (const std::size_t max_page_bytes : {std::size_t{1} << 20, std::size_t{200}}) {
+    ServeOptions options;
+    options.api.limits.max_page_bytes = max_page_bytes;
+    StartServer(options);
+    const query::ReadContext read{*store_, options.api.limits};
+    for (json body : requests) {
+      int scanned = 0;
+      for (;;) {
+        const HttpResult whole = Call("Scan", body);
+        ASSERT_EQ(whole.status, 200) << whole.body;
+        std::vector<std::string> shares;
+        for (const std::string p : {"0", "1", "2"}) {
+          const HttpResult share = Post(port(), "/?partitions=" + p + "&partition_count=3", headers, body.dump());
+          ASSERT_EQ(share.status, 200) << share.body;
+          shares.push_back(share.body);
+        }
+        http::Request request{http::verb::post, "/", 11};
+        request.set("X-Amz-Target", "DynamoDB_20120810.Scan");
+        request.body() = body.dump();
+        const http::Response merged = api::dynamodb::Merge({read, "readings", {}, "id", "us-east-1"}, request, shares);
+        ASSERT_EQ(json::parse(merged.body()), whole.Json()) << body.dump() << " " << max_page_bytes;
+        scanned += whole.Json()["ScannedCount"].get<int>();
+        if (!whole.Json().contains("LastEvaluatedKey")) break;
+        body["ExclusiveStartKey"] = whole.Json()["LastEvaluatedKey"];
+      }
+      if (!body.contains("Segment")) {
+        EXPECT_EQ(scanned, kItems) << body.dump();
+      }
+    }
+  }
+}
+
 TEST_F(DynamoDbApiTest, LegacyParametersAnswerAsTheirExpressions) {
   json expression = Between("a1", "2026-06-23T08:00:00Z", "2026-06-23T08:19:00Z");
   expression["FilterExpression"] = "#s = :ok OR temperature >= :t";

@@ -897,10 +897,9 @@ TEST_F(QueryTest, DynamoDbKeyValuesCompareAsStrings) {
 // Collects what Scan returns.
 class ScanItems final : public ScanSink {
  public:
-  void Add(std::string_view device_id, std::string_view sort_key, std::string_view,
-           std::span<const storage::AttributeView> attributes) override {
-    keys.push_back(std::string(device_id) + "/" + std::string(sort_key));
-    attribute_counts.push_back(attributes.size());
+  void Add(const ScanItem& item) override {
+    keys.push_back(std::string(item.device_id) + "/" + std::string(item.sort_key));
+    attribute_counts.push_back(item.attributes.size());
   }
   std::vector<std::string> keys;
   std::vector<std::size_t> attribute_counts;
