@@ -118,7 +118,7 @@ TEST_F(DamagedStoreDaemon, AFlippedSstBitAnswers500IsLoggedCountedDegradesReadyz
   std::string path = CopyTo(daemon.data_dir());
   std::string sst = NewestFile(path, ".sst");
   std::string sst_name = fs::path(sst).filename().string();
-  FlipBit(sst, FileSize(sst) / 4);  // in a data block: they come first
+  FlipBit(sst, FileSize(sst) / 10);  // in a data block of readings: they come first, rollup records after
   std::string damaged_device, sound_device;
   {
     std::unique_ptr<storage::Store> store;

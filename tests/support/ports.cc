@@ -44,6 +44,12 @@ int ListenOnLoopback(int backlog, int* port) {
   return fd;
 }
 
+int RefusingLoopbackPort(int* port) {
+  const int fd = BindLoopback(port);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "bind 127.0.0.1:0");
+  return fd;
+}
+
 std::vector<int> FreeLoopbackPorts(int n) {
   // All held open until every port is picked, so the kernel hands out `n` different ones.
   std::vector<int> fds, ports(static_cast<std::size_t>(n));

@@ -19,6 +19,12 @@ std::vector<int> FreeLoopbackPorts(int n);
 // for a test that plays a server itself. Throws on failure.
 int ListenOnLoopback(int backlog, int* port);
 
+// A TCP socket bound on 127.0.0.1 at a port of the kernel's choosing (*port), never listening:
+// a connection to that port is refused, and no other program can take the port while the socket
+// is open (a stopped server's port can be taken by another test at once). Close it when done.
+// Throws on failure.
+int RefusingLoopbackPort(int* port);
+
 // Calls `start` with `n` fresh ports until it returns true, and returns those ports. `start`
 // returns false when the program could not bind a port because it was taken ("address already
 // in use") and throws on any other failure. Throws after 10 taken ports in a row.

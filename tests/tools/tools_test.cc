@@ -8,9 +8,11 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/mosquitto_broker.h"
+#include "tests/support/ports.h"
 #include "tests/support/publisher.h"
 #include "tests/support/subscriber.h"
 #include "tools/reading_generator.h"
@@ -158,11 +160,12 @@ TEST(PublisherTest, EveryReadingIsAckedAndDeliveredAsGenerated) {
 }
 
 TEST(PublisherTest, ExitsWithTwoWhenTheBrokerIsUnreachable) {
-  MosquittoBroker broker;
-  broker.Stop();
-  PublisherOptions options = Publish(broker.port(), 10, 1);
+  int port = 0;
+  const int refusing = test::RefusingLoopbackPort(&port);
+  PublisherOptions options = Publish(port, 10, 1);
   options.timeout = 1s;
   const auto result = test::RunPublisher(options);
+  close(refusing);
   EXPECT_EQ(result.exit_code, 2) << result.output;
 }
 
