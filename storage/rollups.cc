@@ -164,8 +164,12 @@ Status Rollups::Prepare() {
   return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "resetting the rollups");
 }
 
+int64_t Rollups::GranuleOf(std::string_view sort_key) const {
+  return FloorToMultiple(SortKeyWholeSeconds(sort_key), granule_);
+}
+
 int64_t Rollups::FirstGranuleFrom(const std::string& sort_key) const {
-  int64_t start = FloorToMultiple(SortKeyWholeSeconds(sort_key), granule_);
+  int64_t start = GranuleOf(sort_key);
   std::string key;
   if (SortKeyAtWholeSeconds(start, &key) && key < sort_key) start += granule_;
   return start;
@@ -201,7 +205,7 @@ Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
     readings->SeekToLast();
     if (readings->Valid()) {
       const std::string_view key(readings->key().data(), readings->key().size());
-      device.floor = FloorToMultiple(SortKeyWholeSeconds(key.substr(first.size())), granule_) + granule_;
+      device.floor = GranuleOf(key.substr(first.size())) + granule_;
     }
     if (Status s = FromRocks(readings->status(), "reading a partition's newest key"); !s.ok()) return s;
   }
@@ -307,7 +311,7 @@ Status Rollups::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batc
       EncodeFloor(d.floor, &value_);
       if (auto s = batch->Put(RollupKey(r.device_id, ""), value_); !s.ok()) return FromRocks(s, "write batch");
     }
-    const int64_t start = FloorToMultiple(SortKeyWholeSeconds(r.sort_key), granule_);
+    const int64_t start = GranuleOf(r.sort_key);
     if (start < d.floor) continue;
     Rollup* record = nullptr;
     if (Status s = SlotOf(device, start, r.sort_key, &record); !s.ok()) return s;
@@ -327,16 +331,13 @@ Status Rollups::PlanDelete(std::string_view device_id, std::span<const std::stri
   Devices::value_type* device = nullptr;
   if (Status s = Find(device_id, &device); !s.ok()) return s;
   Device& d = Touch(device);
-  const auto granule = [this](const std::string& sort_key) {
-    return FloorToMultiple(SortKeyWholeSeconds(sort_key), granule_);
-  };
-  const int64_t first = granule(removed.front()), last = granule(removed.back());
+  const int64_t first = GranuleOf(removed.front()), last = GranuleOf(removed.back());
   Rollup stale;
   stale.stale = true;
   EncodeRollup(stale, &scratch_, &value_);
   int64_t previous = kNoFloor;
   for (const std::string& sort_key : removed) {
-    const int64_t start = granule(sort_key);
+    const int64_t start = GranuleOf(sort_key);
     if (start == previous || start < d.floor) continue;
     previous = start;
     // Every stored key from the first removed to the last goes: the granules between hold none.

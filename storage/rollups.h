@@ -115,6 +115,8 @@ class Rollups {
   // The plan's record of granule `start` of `device`: kept in memory, read, or new.
   // `sort_key` is a reading's in the granule: its day is the granule's.
   Status SlotOf(Devices::value_type* device, int64_t start, std::string_view sort_key, Rollup** record);
+  // The start of the granule that holds `sort_key`, in seconds since 1970.
+  int64_t GranuleOf(std::string_view sort_key) const;
   int64_t FirstGranuleFrom(const std::string& sort_key) const;
   std::string GranuleKey(std::string_view device_id, int64_t start) const;
 
