@@ -76,6 +76,7 @@ void ExpectStoresExactly(const Daemon& node, const std::string& name, const std:
 TEST(ClusterKillTest, EveryAckedReadingIsStoredOnceOnBothOwnersAcrossNodeAndServerKills) {
   constexpr int kPartitions = 16;
   constexpr int kDevices = 60;
+  constexpr std::chrono::seconds kPublishTimeout{600};
   std::vector<std::unique_ptr<NatsServer>> servers;
   std::string urls;
   for (auto& member : ClusterMembers(3)) {
@@ -98,7 +99,8 @@ TEST(ClusterKillTest, EveryAckedReadingIsStoredOnceOnBothOwnersAcrossNodeAndServ
   }
 
   // Half through two servers' MQTT listeners, half as JetStream publishes; paced so that the
-  // kills land while readings flow (each takes about 40 s unhindered). At most 100 MQTT
+  // kills land while readings flow (each takes about 40 s unhindered; the timeouts only catch a
+  // stall: one CI run's loaded servers PUBACKed at a fifth of the pace). At most 100 MQTT
   // messages in flight, as a device has few: with 1000, one run's publisher, resending its
   // whole window after each reconnect, was disconnected again and again and never got its last
   // PUBACKs.
@@ -115,14 +117,14 @@ TEST(ClusterKillTest, EveryAckedReadingIsStoredOnceOnBothOwnersAcrossNodeAndServ
 
   const auto started = std::chrono::steady_clock::now();
   AsyncPublisher publisher_a({.port = servers[0]->mqtt_port(), .generator = mqtt_a, .client_id = "devices-a",
-                              .rate = 625, .max_inflight = 100, .timeout = std::chrono::seconds(200)});
+                              .rate = 625, .max_inflight = 100, .timeout = kPublishTimeout});
   AsyncPublisher publisher_b({.port = servers[1]->mqtt_port(), .generator = mqtt_b, .client_id = "devices-b",
-                              .rate = 625, .max_inflight = 100, .timeout = std::chrono::seconds(200)});
+                              .rate = 625, .max_inflight = 100, .timeout = kPublishTimeout});
   NatsClient nats_publisher(urls);
   std::exception_ptr nats_error;
   std::jthread nats_thread([&] {
     try {
-      nats_publisher.PublishAll(over_nats, /*rate=*/250, std::chrono::seconds(200));
+      nats_publisher.PublishAll(over_nats, /*rate=*/250, kPublishTimeout);
     } catch (...) {
       nats_error = std::current_exception();
     }
