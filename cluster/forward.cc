@@ -69,14 +69,23 @@ std::optional<http::Response> Forwarder::Route(const http::Request& request, Rea
 
 http::Response Forwarder::Device(const http::Request& request, std::string_view device_id, uint32_t partition,
                                  const Local& local) const {
-  std::string failures;
+  std::vector<const Node*> owners;
   for (const Node& node : options_.map.nodes) {
-    if (!node.Owns(partition)) continue;
-    http::Response answer;
-    const Status s = Ask(node, Outgoing(request), &answer);
-    if (s.ok()) return answer;
-    failures += (failures.empty() ? "" : "; ") + node.name + ": " + s.message();
+    if (node.Owns(partition)) owners.push_back(&node);
   }
+  // Each request starts at the next owner, so that the owners share the reads; the failures are
+  // named in map order whichever was asked first.
+  const std::size_t first = turns_[partition].fetch_add(1, std::memory_order_relaxed) % owners.size();
+  std::vector<std::string> failed(owners.size());
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    const std::size_t at = (first + i) % owners.size();
+    http::Response answer;
+    const Status s = Ask(*owners[at], Outgoing(request), &answer);
+    if (s.ok()) return answer;
+    failed[at] = owners[at]->name + ": " + s.message();
+  }
+  std::string failures;
+  for (const std::string& failure : failed) failures += (failures.empty() ? "" : "; ") + failure;
   return local.error(http::status::service_unavailable, "NoLiveOwner",
                      "partition " + std::to_string(partition) + " (of device " + Quoted(device_id) +
                          ") has no live owner: " + failures);

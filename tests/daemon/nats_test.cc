@@ -534,10 +534,34 @@ TEST_F(NodeMapTest, EveryNodeAnswersForEveryDeviceCompletelyAndAlikeAlsoWithANod
                          std::chrono::seconds(30), &answer)
                   .ok());
   EXPECT_EQ(answer.result_int(), 200u);
-  EXPECT_EQ(http::ToStd(answer[cluster::kAnsweredByHeader]), "n2");
+  EXPECT_THAT(http::ToStd(answer[cluster::kAnsweredByHeader]), ::testing::AnyOf("n2", "n3"));
 
   nodes_[1]->Kill9();  // n2: partitions 2-3 are left to n1, 4-5 to n3
   ExpectEveryNodeAnswersCompletelyAndAlike({0, 2});
+}
+
+TEST_F(NodeMapTest, ForwardedReadsOfADeviceAreSharedByItsOwnersAndFallBackWhenOneIsKilled) {
+  const std::string target = "/v1/devices/" + DeviceOf(4) + "/readings?limit=10000";  // n2's and n3's
+  const auto [status, want] = Get(reference_->http_port(), target);
+  ASSERT_EQ(status, 200) << want;
+  // Sent to n1, `times` times: how many each owner answered, every answer the reference's.
+  const auto answered_by = [&](int times) {
+    std::map<std::string, int> by;
+    for (int i = 0; i < times; ++i) {
+      http::Response answer;
+      const Status s = http::Send("127.0.0.1", std::to_string(nodes_[0]->http_port()), {http::verb::get, target, 11},
+                                  std::chrono::seconds(5), std::chrono::seconds(30), &answer);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      EXPECT_EQ(answer.result_int(), 200u) << answer.body();
+      EXPECT_EQ(answer.body(), want);
+      ++by[std::string(http::ToStd(answer[cluster::kAnsweredByHeader]))];
+    }
+    return by;
+  };
+  // In turn: each owner takes every other request.
+  EXPECT_EQ(answered_by(20), (std::map<std::string, int>{{"n2", 10}, {"n3", 10}}));
+  nodes_[2]->Kill9();  // n3: n2 answers every one, also those whose turn n3 had
+  EXPECT_EQ(answered_by(10), (std::map<std::string, int>{{"n2", 10}}));
 }
 
 // A node q whose map has three black holes (they accept a connection and never answer) listed
