@@ -213,9 +213,10 @@ TEST_F(StreamWritesTest, ADeleteSentToANonOwnerReachesEveryOwnerAlsoOneDownWhenI
   for (std::size_t owner : {0u, 1u}) ASSERT_EQ(WaitFor(owner, d, 40).size(), 40u) << nodes_[owner]->log();
 
   nodes_[1]->Kill9();  // n2 is down when the delete is sent
-  // 10:00:10 to 10:00:29 (the readings are at .123456789 past each second).
-  const auto [status, body] =
-      Send(Port(2), http::verb::delete_, "/v1/devices/" + d + "/readings?from=2026-06-23T10:00:10Z&before=2026-06-23T10:00:30Z");
+  // 10:00:10 to 10:00:29 (the readings are at .123456789 past each second); `to` is inclusive,
+  // so the range's upper bound ends in a '\0' (query::Successor), which the header carries too.
+  const auto [status, body] = Send(
+      Port(2), http::verb::delete_, "/v1/devices/" + d + "/readings?from=2026-06-23T10:00:10Z&to=2026-06-23T10:00:29.123456789Z");
   ASSERT_EQ(status, 202) << body << nodes_[2]->log();
   const nlohmann::json accepted = nlohmann::json::parse(body);
   EXPECT_EQ(accepted["deviceId"], d);
