@@ -103,7 +103,8 @@ cluster::Reach Router::ReachOf(const http::Request& request, std::string* device
   const std::string_view path = target.substr(0, target.find('?'));
   if (path == "/") return dynamodb::ReachOf(request, device_id);
   if (path == "/api/v1/read") return request.method() == http::verb::post ? cluster::Reach::kMerged : cluster::Reach::kLocal;
-  // A write is stored by the node it reaches (docs/cluster.md).
+  // A write is taken by the node it reaches, which with [nats] publishes it into the stream for
+  // the device's owners (docs/cluster.md); a DELETE too (native::ReachOf).
   if (write::IsWriteRequest(request)) return cluster::Reach::kLocal;
   return native::ReachOf(request, device_id);
 }

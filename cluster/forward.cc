@@ -45,24 +45,6 @@ std::optional<http::Response> Forwarder::Route(const http::Request& request, Rea
       *endpoint = "merged";
       return Merged(request, local);
     }
-    case Reach::kEveryOwner: {
-      if (forwarded) return std::nullopt;
-      const uint32_t partition = PartitionOf(device_id, map.partitions);
-      std::string owners;
-      bool only_self = true;
-      for (const Node& node : map.nodes) {
-        if (!node.Owns(partition)) continue;
-        owners += (owners.empty() ? "" : ", ") + node.name;
-        only_self = only_self && &node == &self;
-      }
-      if (only_self) return std::nullopt;
-      *endpoint = "forward_refused";
-      return local.error(http::status::not_implemented, "NotAcrossNodes",
-                         "a change to device " + Quoted(device_id) + " must reach every owner of its partition " +
-                             std::to_string(partition) + " (" + owners +
-                             "), and that is not built yet: send it to each of them with the header " +
-                             std::string(kForwardedHeader) + ", which makes a node answer for itself");
-    }
   }
   return std::nullopt;
 }

@@ -43,7 +43,6 @@ enum class Reach {
   // (PartitionSet) and the API merges the shares (the device listing, index queries, Scan,
   // BatchGetItem, remote read).
   kMerged,
-  kEveryOwner,  // a change to one device's readings (a delete): every owner of its partition
 };
 
 // "http://host:port" (a name, an IPv4 address or a [v6] one) into host and port; InvalidArgument

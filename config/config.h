@@ -76,10 +76,12 @@ struct NatsConfig {
   std::string stream_max_age;   // "" or "0" = keep forever, else <N>s|m|h|d
   std::chrono::seconds stream_max_age_seconds{0};
   uint64_t fetch_batch = 1000;  // messages per fetch, written in one WriteBatch
-  // How long JetStream waits for the ack of a fetched message before it delivers it again: what
-  // a node restarted after a crash waits for the batch it had fetched and not acked.
+  // How long JetStream waits for the ack of a fetched message before it delivers it again (a
+  // lost ack; a node restarted after a crash makes its consumers again from their ack floor).
   int ack_wait_seconds = 30;
   std::string dead_letter_subject;  // "" = rejections are logged and counted only
+  // The most a write or a delete through the HTTP API waits for JetStream's acks before its 503.
+  int publish_timeout_ms = 10000;
 
   bool operator==(const NatsConfig&) const = default;
 };

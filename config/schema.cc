@@ -478,13 +478,17 @@ const std::vector<Key>& Keys() {
                     Between(1, 100000)),
       READINGSD_KEY(nats, ack_wait_seconds,
                     "seconds JetStream waits for a fetched message's ack before it delivers it again "
-                    "(what a node restarted after a crash waits for its unacked batch); set on the "
-                    "node's consumers, existing ones included",
+                    "(a lost ack; a node restarted after a crash makes its consumers again from their "
+                    "ack floor and does not wait); set on the node's consumers, existing ones included",
                     Between(1, 86400)),
       READINGSD_KEY(nats, dead_letter_subject,
                     "NATS subject each rejected reading is published to, as mqtt.dead_letter_topic's "
                     "envelope; \"\" = log and count only",
                     OptionalNatsSubject),
+      READINGSD_KEY(nats, publish_timeout_ms,
+                    "milliseconds a write or a delete through the HTTP API waits for JetStream to ack "
+                    "it (it goes into the stream, docs/cluster.md) before it answers 503",
+                    Between(1, 600000)),
 
       READINGSD_KEY(cluster, node,
                     "this node's name among the [[cluster.nodes]] tables (the node map, config file "

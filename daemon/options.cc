@@ -69,6 +69,7 @@ ingest::NatsOptions NatsOptionsFrom(const config::Config& c) {
   o.fetch_batch = c.nats.fetch_batch;
   o.ack_wait = std::chrono::seconds(c.nats.ack_wait_seconds);
   o.dead_letter_subject = c.nats.dead_letter_subject;
+  o.publish_timeout = std::chrono::milliseconds(c.nats.publish_timeout_ms);
   o.payload = PayloadOptionsFrom(c.mqtt, c.ingest);
   return o;
 }

@@ -17,6 +17,7 @@
 #include "http/server.h"
 #include "ingest/mqtt_ingest.h"
 #include "ingest/nats_ingest.h"
+#include "ingest/nats_publish.h"
 #include "ingest/write.h"
 #include "metrics/exporter.h"
 #include "storage/index.h"
@@ -269,13 +270,31 @@ std::string RangeText(const query::SortKeyRange& range) {
 // DELETE /v1/devices/{id}/readings: into the store, each batch counted as it is written, and
 // one log line with the outcome.
 api::native::DeleteHook DeleteReadingsHook(storage::Store* store, metrics::Exporter* exporter, Log* log) {
-  return [store, exporter, log](std::string_view device, const query::SortKeyRange& range, uint64_t* deleted) {
+  return [store, exporter, log](std::string_view device, const query::SortKeyRange& range,
+                                api::native::DeleteOutcome* outcome) {
+    uint64_t* deleted = &outcome->deleted;
     const Status s = store->DeleteReadings(
         device, range.lower, range.upper,
         [exporter](uint64_t removed) { exporter->readings_deleted().Increment(static_cast<double>(removed)); }, deleted);
     log->Write(s.ok() ? LogLevel::kInfo : LogLevel::kError,
                "delete: device " + std::string(device) + ", readings " + RangeText(range) + ": " +
                    std::to_string(*deleted) + " deleted" + (s.ok() ? "" : "; then it failed: " + s.ToString()));
+    return s;
+  };
+}
+
+// DELETE /v1/devices/{id}/readings on a node with [nats]: into the stream, for every owner of the
+// device's partition to apply (ingest::NatsIngest), with one log line.
+api::native::DeleteHook StreamDeleteHook(ingest::NatsPublisher* publisher, Log* log) {
+  return [publisher, log](std::string_view device, const query::SortKeyRange& range,
+                          api::native::DeleteOutcome* outcome) {
+    uint64_t sequence = 0;
+    const Status s = publisher->PublishDelete(device, range.lower, range.upper, &sequence);
+    if (s.ok()) outcome->stream_sequence = sequence;
+    log->Write(s.ok() ? LogLevel::kInfo : LogLevel::kError,
+               "delete: device " + std::string(device) + ", readings " + RangeText(range) +
+                   (s.ok() ? ": published at stream sequence " + std::to_string(sequence)
+                           : ": not published: " + s.ToString()));
     return s;
   };
 }
@@ -406,15 +425,33 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
       tracker->RecordRead(partition, items, bytes);
     }
   };
-  const ingest::IngestHooks ingest_hooks = WriteHooks(*store, &exporter, &log);
+  ingest::IngestHooks ingest_hooks = WriteHooks(*store, &exporter, &log);
+  ingest_hooks.on_readings_deleted = [&exporter](uint64_t removed) {
+    exporter.readings_deleted().Increment(static_cast<double>(removed));
+  };
   router_hooks.write.write = [&store, &ingest_hooks](std::span<const storage::Reading> readings) {
     return ingest::WriteReadings(store.get(), ingest_hooks, readings);
   };
   router_hooks.write.on_rejected = ingest_hooks.on_rejected;
   if (!serve_only) router_hooks.delete_readings = DeleteReadingsHook(store.get(), &exporter, &log);
-  std::unique_ptr<api::Router> router;  // before `server`, which serves it until destroyed
   api::RouterOptions router_options = RouterOptionsFrom(config.http, config.ingest, tokens);
   router_options.cluster = ForwardOptionsFrom(config);
+  // With [nats], writes and deletes through the HTTP API go into the stream (docs/cluster.md).
+  std::unique_ptr<ingest::NatsPublisher> publisher;  // before the router, which calls it
+  if (!serve_only && !config.nats.servers.empty()) {
+    const ingest::NatsOptions nats_options = NatsOptionsFrom(config);
+    if (Status s = ingest::NatsPublisher::Start(nats_options, &publisher); !s.ok()) {
+      log.Write(LogLevel::kError, s.ToString());
+      return kExitConfig;
+    }
+    router_options.write.stream_message_bytes = nats_options.payload.max_payload_bytes;
+    router_options.write.stream_message_readings = nats_options.payload.max_batch;
+    router_hooks.write.publish = [&publisher](std::span<const ingest::StreamMessage> messages) {
+      return publisher->Publish(messages);
+    };
+    router_hooks.delete_readings = StreamDeleteHook(publisher.get(), &log);
+  }
+  std::unique_ptr<api::Router> router;  // before `server`, which serves it until destroyed
   if (Status s = api::Router::Make(router_options, store.get(), router_hooks, &router); !s.ok()) {
     log.Write(LogLevel::kError, "http: " + s.ToString());
     return kExitConfig;

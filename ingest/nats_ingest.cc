@@ -9,19 +9,12 @@
 
 #include "cluster/partition.h"
 #include "ingest/dead_letter.h"
+#include "ingest/nats_publish.h"
+#include "ingest/nats_util.h"
 #include "ingest/pending.h"
 
 namespace readingsd::ingest {
 namespace {
-
-std::once_flag lib_init;
-
-std::string Why(natsStatus s, jsErrCode js_error = static_cast<jsErrCode>(0)) {
-  std::string why = natsStatus_GetText(s);
-  if (js_error != 0) why += " (JetStream error " + std::to_string(js_error) + ")";
-  if (const char* last = nats_GetLastError(nullptr); last != nullptr && *last != '\0') why += ": " + std::string(last);
-  return why;
-}
 
 // Subjects and consumer names travel as NATS tokens: no separators, wildcards or spaces.
 bool IsNameToken(const std::string& s) {
@@ -40,30 +33,23 @@ class NatsSource : public NatsIngest {
   }
 
   Status Init() {
-    std::call_once(lib_init, [] { nats_Open(-1); });
+    OpenNatsLibrary();
     natsOptions* opts = nullptr;
-    if (natsOptions_Create(&opts) != NATS_OK) return Status::IOError("nats: cannot create options");
-    std::vector<const char*> servers;
-    for (const std::string& server : options_.servers) servers.push_back(server.c_str());
-    natsStatus s = natsOptions_SetServers(opts, servers.data(), static_cast<int>(servers.size()));
-    if (s == NATS_OK) s = natsOptions_SetName(opts, options_.name.c_str());
-    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);  // a node keeps trying forever
-    if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, options_.retry_min.count());
-    if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts, true, &OnConnected, this);
+    natsStatus s = MakeNatsOptions(options_.servers, options_.name, options_.retry_min, &OnConnected, this, &opts);
     if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, &OnDisconnected, this);
     if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, &OnConnected, this);
     if (s != NATS_OK) {
       natsOptions_Destroy(opts);
-      return Status::InvalidArgument("nats: " + Why(s) + " (check nats.servers)");
+      return Status::InvalidArgument("nats: " + NatsWhy(s) + " (check nats.servers)");
     }
     // With a connected callback, a server that is not up yet is not an error: the library
     // connects in the background, and the threads wait for it.
     s = natsConnection_Connect(&nc_, opts);
     natsOptions_Destroy(opts);
     if (s == NATS_OK) HandleConnection(true);
-    if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) return Status::IOError("nats: cannot connect: " + Why(s));
+    if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) return Status::IOError("nats: cannot connect: " + NatsWhy(s));
     if (natsStatus js = natsConnection_JetStream(&js_, nc_, nullptr); js != NATS_OK) {
-      return Status::IOError("nats: no JetStream context: " + Why(js));
+      return Status::IOError("nats: no JetStream context: " + NatsWhy(js));
     }
     for (std::size_t i = 0; i < options_.owned.size(); ++i) {
       threads_.emplace_back([this, i] { Run(i); });
@@ -129,7 +115,7 @@ class NatsSource : public NatsIngest {
       return true;
     }
     if (error != JSStreamNotFoundErr) {
-      Fail("cannot look up stream " + options_.stream + ": " + Why(s, error));
+      Fail("cannot look up stream " + options_.stream + ": " + NatsWhy(s, error));
       return false;
     }
     const std::string subjects = options_.subject_prefix + ".*.*";
@@ -145,7 +131,7 @@ class NatsSource : public NatsIngest {
     error = static_cast<jsErrCode>(0);
     s = js_AddStream(&info, js_, &config, nullptr, &error);
     if (s != NATS_OK && error != JSStreamNameExistErr) {  // another node made it first: fine
-      Fail("cannot create stream " + options_.stream + ": " + Why(s, error));
+      Fail("cannot create stream " + options_.stream + ": " + NatsWhy(s, error));
       return false;
     }
     if (info != nullptr) jsStreamInfo_Destroy(info);
@@ -169,11 +155,11 @@ class NatsSource : public NatsIngest {
     sub_options.Config.MaxAckPending = static_cast<int64_t>(2 * options_.fetch_batch);
     sub_options.Config.AckWait = std::chrono::nanoseconds(options_.ack_wait).count();
     jsErrCode error = static_cast<jsErrCode>(0);
-    if (!KeepAckWait(durable, &error)) return nullptr;
+    if (!Prepare(durable, &sub_options.Config, &error)) return nullptr;
     natsSubscription* sub = nullptr;
     if (natsStatus s = js_PullSubscribe(&sub, js_, filter.c_str(), durable.c_str(), nullptr, &sub_options, &error);
         s != NATS_OK) {
-      Fail("cannot bind consumer " + durable + " on " + filter + ": " + Why(s, error));
+      Fail("cannot bind consumer " + durable + " on " + filter + ": " + NatsWhy(s, error));
       return nullptr;
     }
     Log(LogLevel::kInfo, "nats: consuming partition " + std::to_string(partition) + " as " + durable);
@@ -181,23 +167,47 @@ class NatsSource : public NatsIngest {
     return sub;
   }
 
-  // A consumer made by an earlier start keeps the AckWait it was made with, whatever a later
-  // bind asks for: set it on the consumer first. False (and failed) when the consumer exists
-  // and cannot be updated.
-  bool KeepAckWait(const std::string& durable, jsErrCode* error) {
+  // What Bind finds of an existing consumer. One that holds messages delivered and never acked
+  // (a node that died, a fetch whose answer came too late, a lost ack) would deliver them again
+  // only after everything delivered since, out of the stream's order; a delete must come after
+  // the readings before it and before those after it. So such a consumer is made again from its
+  // ack floor (every message up to it is acked, so stored or deleted): all after it comes again in
+  // stream order, and each reading is stored once more under its key, each delete applied again,
+  // which leaves what the stream's order leaves. Otherwise its place is kept, and it is given
+  // our AckWait (a consumer keeps the one it was made with, whatever a later bind asks for).
+  // False (and failed) when the consumer cannot be updated or deleted.
+  bool Prepare(const std::string& durable, jsConsumerConfig* config, jsErrCode* error) {
     jsConsumerInfo* info = nullptr;
     if (js_GetConsumerInfo(&info, js_, options_.stream.c_str(), durable.c_str(), nullptr, error) != NATS_OK) {
       return true;  // none yet: js_PullSubscribe makes it with ours
     }
-    const int64_t want = std::chrono::nanoseconds(options_.ack_wait).count();
     bool ok = true;
+    if (info->NumAckPending > 0) {
+      const uint64_t floor = info->AckFloor.Stream;
+      if (natsStatus s = js_DeleteConsumer(js_, options_.stream.c_str(), durable.c_str(), nullptr, error); s != NATS_OK) {
+        Fail("cannot make consumer " + durable + " again from its ack floor: " + NatsWhy(s, *error));
+        ok = false;
+      } else {
+        config->DeliverPolicy = js_DeliverByStartSequence;
+        config->OptStartSeq = floor + 1;
+        Log(LogLevel::kInfo, "nats: consumer " + durable + " had " + std::to_string(info->NumAckPending) +
+                                 " messages delivered and not acked: made again from stream sequence " +
+                                 std::to_string(floor + 1) + ", to take them in stream order");
+      }
+      jsConsumerInfo_Destroy(info);
+      return ok;
+    }
+    // A consumer made again above keeps its start: a bind must ask for what it has.
+    config->DeliverPolicy = info->Config->DeliverPolicy;
+    config->OptStartSeq = info->Config->OptStartSeq;
+    const int64_t want = std::chrono::nanoseconds(options_.ack_wait).count();
     if (info->Config->AckWait != want) {
       const int64_t had = info->Config->AckWait;
       info->Config->AckWait = want;
       jsConsumerInfo* updated = nullptr;
       if (natsStatus s = js_UpdateConsumer(&updated, js_, options_.stream.c_str(), info->Config, nullptr, error);
           s != NATS_OK) {
-        Fail("cannot set ack_wait on consumer " + durable + ": " + Why(s, *error));
+        Fail("cannot set ack_wait on consumer " + durable + ": " + NatsWhy(s, *error));
         ok = false;
       } else {
         jsConsumerInfo_Destroy(updated);
@@ -218,7 +228,7 @@ class NatsSource : public NatsIngest {
       if (natsStatus s = natsConnection_Publish(nc_, options_.dead_letter_subject.c_str(), body.data(),
                                                 static_cast<int>(body.size()));
           s != NATS_OK) {
-        Log(LogLevel::kWarning, "nats: cannot publish to dead-letter subject " + options_.dead_letter_subject + ": " + Why(s));
+        Log(LogLevel::kWarning, "nats: cannot publish to dead-letter subject " + options_.dead_letter_subject + ": " + NatsWhy(s));
       }
     }
   }
@@ -261,6 +271,66 @@ class NatsSource : public NatsIngest {
     return device;
   }
 
+  // Writes what `pending` holds, retrying while the store fails. False when stopping first.
+  bool WritePending(std::size_t i, PendingWrites* pending, std::chrono::milliseconds* retry) {
+    bool written = pending->Write();
+    while (!written && Sleep(i, *retry)) {
+      *retry = std::min(*retry * 2, options_.retry_max);
+      written = pending->Write();
+    }
+    while (!written && std::chrono::steady_clock::now() < stop_deadline_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      written = pending->Write();
+    }
+    return written;
+  }
+
+  // A delete message (kDeleteHeader `range`) of `device`: applied to the store, retried while it
+  // fails (a range deleted in part is deleted again whole). False when stopping first.
+  bool ApplyDelete(std::size_t i, const std::string& device, const char* range, natsMsg* msg,
+                   std::chrono::milliseconds* retry) {
+    std::string lower, upper;
+    if (Status s = ParseDeleteHeader(range, &lower, &upper); !s.ok()) {
+      Log(LogLevel::kError, "nats: a message on " + std::string(natsMsg_GetSubject(msg)) + " is not a delete: " +
+                                s.message() + "; passed over");
+      return true;
+    }
+    uint64_t sequence = 0;
+    if (jsMsgMetaData* meta = nullptr; natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
+      sequence = meta->Sequence.Stream;
+      jsMsgMetaData_Destroy(meta);
+    }
+    for (;;) {
+      uint64_t deleted = 0;
+      const Status s = store_->DeleteReadings(
+          device, lower, upper,
+          [this](uint64_t removed) {
+            if (hooks_.on_readings_deleted) hooks_.on_readings_deleted(removed);
+          },
+          &deleted);
+      Log(s.ok() ? LogLevel::kInfo : LogLevel::kError,
+          "delete: device " + device + ", readings in [lower upper) = [" + std::string(range) + ") (stream sequence " +
+              std::to_string(sequence) + "): " + std::to_string(deleted) + " deleted" +
+              (s.ok() ? "" : "; then it failed: " + s.ToString()));
+      if (s.ok()) return true;
+      if (!Sleep(i, *retry)) return false;
+      *retry = std::min(*retry * 2, options_.retry_max);
+    }
+  }
+
+  // Whether a message of `list` was delivered before: something delivered earlier was not acked
+  // and comes out of the stream's order (Prepare).
+  static bool Redelivered(const natsMsgList& list) {
+    for (int m = 0; m < list.Count; ++m) {
+      jsMsgMetaData* meta = nullptr;
+      if (natsMsg_GetMetaData(&meta, list.Msgs[m]) != NATS_OK) continue;
+      const bool again = meta->NumDelivered > 1;
+      jsMsgMetaData_Destroy(meta);
+      if (again) return true;
+    }
+    return false;
+  }
+
   void Run(std::size_t i) {
     const uint32_t partition = options_.owned[i];
     PendingWrites pending(store_, &hooks_, &state_);
@@ -279,40 +349,44 @@ class NatsSource : public NatsIngest {
       natsStatus s = natsSubscription_Fetch(&list, sub, static_cast<int>(options_.fetch_batch),
                                             options_.fetch_wait.count(), &error);
       if (s == NATS_TIMEOUT) continue;  // nothing new
-      if (s != NATS_OK) {
+      const bool redelivered = s == NATS_OK && Redelivered(list);
+      if (s != NATS_OK || redelivered) {
         // Bind again: the consumer or the stream may be gone. A consumer made anew starts at the
-        // stream's first message, and what is stored already is stored once.
-        Fail("fetch on partition " + std::to_string(partition) + ": " + Why(s, error));
+        // stream's first message, and what is stored already is stored once. A redelivery makes
+        // the consumer again from its ack floor (Prepare).
+        if (!redelivered) Fail("fetch on partition " + std::to_string(partition) + ": " + NatsWhy(s, error));
         natsMsgList_Destroy(&list);
         natsSubscription_Destroy(sub);
         sub = nullptr;
         Unbound();
-        Sleep(i, retry);
-        retry = std::min(retry * 2, options_.retry_max);
+        if (!redelivered) {
+          Sleep(i, retry);
+          retry = std::min(retry * 2, options_.retry_max);
+        }
         continue;
       }
       retry = options_.retry_min;
-      for (int m = 0; m < list.Count; ++m) {
+      // No ack before the WAL: a batch the store will not take stays unacked and is retried;
+      // stopping then leaves it to JetStream's redelivery. A delete comes after the readings
+      // before it are written, and before those after it.
+      bool done = true;
+      for (int m = 0; m < list.Count && done; ++m) {
         natsMsg* msg = list.Msgs[m];
         const std::string_view subject(natsMsg_GetSubject(msg));
-        const std::string_view payload(natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
+        parsed = {};
         const std::string device = DeviceOf(subject, partition, &parsed);
+        if (const char* range = nullptr; natsMsgHeader_Get(msg, kDeleteHeader, &range) == NATS_OK) {
+          pending.Add(subject, &parsed);  // a device of another partition is refused, as a reading
+          done = WritePending(i, &pending, &retry) && (device.empty() || ApplyDelete(i, device, range, msg, &retry));
+          continue;
+        }
+        const std::string_view payload(natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
         if (!device.empty()) ParsePayloadFor(options_.payload, device, payload, &parsed);
         pending.Add(subject, &parsed);
         DeadLetters(subject, payload, parsed);
       }
-      // No ack before the WAL: a batch the store will not take stays unacked and is retried;
-      // stopping then leaves it to JetStream's redelivery.
-      bool written = pending.Write();
-      while (!written && Sleep(i, retry)) {
-        retry = std::min(retry * 2, options_.retry_max);
-        written = pending.Write();
-      }
-      while (!written && std::chrono::steady_clock::now() < stop_deadline_) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        written = pending.Write();
-      }
-      if (written) {
+      if (done) done = WritePending(i, &pending, &retry);
+      if (done) {
         for (int m = 0; m < list.Count; ++m) natsMsg_Ack(list.Msgs[m], nullptr);
       } else {
         Log(LogLevel::kError, "ingest: stopping with " + std::to_string(pending.size()) +
@@ -347,9 +421,20 @@ std::string ConsumerName(const NatsOptions& options, uint32_t partition) {
   return options.durable_prefix + "-p" + std::to_string(partition);
 }
 
+Status CheckNames(const NatsOptions& options) {
+  if (options.servers.empty()) return Status::InvalidArgument("nats: no servers");
+  if (!IsNameToken(options.stream) || !IsNameToken(options.durable_prefix)) {
+    return Status::InvalidArgument("nats: stream and durable_prefix must not hold '.', '*', '>' or spaces");
+  }
+  if (options.subject_prefix.empty() || options.subject_prefix.find_first_of("*> \t\r\n") != std::string::npos ||
+      options.subject_prefix.front() == '.' || options.subject_prefix.back() == '.') {
+    return Status::InvalidArgument("nats: subject_prefix must be a subject without wildcards");
+  }
+  return Status::OK();
+}
+
 Status NatsIngest::Start(const NatsOptions& options, storage::Store* store, IngestHooks hooks,
                          std::unique_ptr<NatsIngest>* out) {
-  if (options.servers.empty()) return Status::InvalidArgument("nats: no servers");
   if (options.partitions == 0) return Status::InvalidArgument("nats: partitions must be at least 1");
   if (options.owned.empty()) return Status::InvalidArgument("nats: this node owns no partition");
   for (uint32_t p : options.owned) {
@@ -358,13 +443,7 @@ Status NatsIngest::Start(const NatsOptions& options, storage::Store* store, Inge
                                      std::to_string(options.partitions));
     }
   }
-  if (!IsNameToken(options.stream) || !IsNameToken(options.durable_prefix)) {
-    return Status::InvalidArgument("nats: stream and durable_prefix must not hold '.', '*', '>' or spaces");
-  }
-  if (options.subject_prefix.empty() || options.subject_prefix.find_first_of("*> \t\r\n") != std::string::npos ||
-      options.subject_prefix.front() == '.' || options.subject_prefix.back() == '.') {
-    return Status::InvalidArgument("nats: subject_prefix must be a subject without wildcards");
-  }
+  if (Status s = CheckNames(options); !s.ok()) return s;
   auto ingest = std::make_unique<NatsSource>(options, store, std::move(hooks));
   if (Status s = ingest->Init(); !s.ok()) return s;
   *out = std::move(ingest);

@@ -43,6 +43,8 @@ struct NatsOptions {
   std::chrono::milliseconds fetch_wait{500};  // a fetch returns after this when no message came
   std::chrono::milliseconds retry_min{500};   // first wait after a failed setup or write
   std::chrono::milliseconds retry_max{30000};
+  // NatsPublisher: the most a write or a delete waits for JetStream's acks (nats.publish_timeout_ms).
+  std::chrono::milliseconds publish_timeout{10000};
   // device_id_topic is unused: the subject names the device.
   PayloadOptions payload;
 };
@@ -55,6 +57,9 @@ class NatsIngest : public Source {
   static Status Start(const NatsOptions& options, storage::Store* store, IngestHooks hooks,
                       std::unique_ptr<NatsIngest>* out);
 };
+
+// InvalidArgument for servers, a stream, a durable_prefix or a subject_prefix no node could use.
+Status CheckNames(const NatsOptions& options);
 
 // The durable consumer name of `partition`: "<durable_prefix>-p<partition>".
 std::string ConsumerName(const NatsOptions& options, uint32_t partition);

@@ -23,6 +23,8 @@ struct IngestHooks {
   std::function<void(bool connected)> on_connection;
   // Every count of dropped messages the broker reports (see IngestState::broker_dropped).
   std::function<void(uint64_t total)> on_broker_dropped;
+  // Readings removed by a delete that came through the stream (NatsIngest), after each batch.
+  std::function<void(uint64_t removed)> on_readings_deleted;
 };
 
 struct IngestState {

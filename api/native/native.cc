@@ -808,17 +808,28 @@ http::Response DeleteReadings(const Context& context, const Match& match, const 
   query::KeyCondition key;
   bool empty = false;
   if (Status s = NativeKeyCondition(match.device_id, params, &key, &empty); !s.ok()) return ErrorFromStatus(s);
-  uint64_t deleted = 0;
+  DeleteOutcome outcome;
+  // An empty range is not published either: it deletes nothing wherever it goes.
   if (!empty) {
-    if (Status s = context.remove(match.device_id, query::RangeOf(key), &deleted); !s.ok()) {
+    if (Status s = context.remove(match.device_id, query::RangeOf(key), &outcome); !s.ok()) {
+      if (s.IsInvalidArgument()) return ErrorFromStatus(Named("deviceId", s));
+      if (s.code() == Status::Code::kUnavailable) {  // the stream's: the store never says it
+        return Error(http::status::service_unavailable, "StreamUnavailable",
+                     "the stream did not acknowledge the delete, so it is not claimed: " + s.ToString() +
+                         "; ask again (a delete applied twice deletes the same readings)");
+      }
       return Error(http::status::internal_server_error, "InternalError",
-                   s.ToString() + "; " + std::to_string(deleted) +
+                   s.ToString() + "; " + std::to_string(outcome.deleted) +
                        " readings were deleted before it, the rest of the range is intact: ask again");
     }
   }
   Json body = Json::object();
   body["deviceId"] = match.device_id;
-  body["deleted"] = deleted;
+  if (outcome.stream_sequence) {
+    body["streamSequence"] = *outcome.stream_sequence;
+    return JsonResponse(http::status::accepted, DumpJson(body));
+  }
+  body["deleted"] = outcome.deleted;
   return JsonResponse(http::status::ok, DumpJson(body));
 }
 
@@ -853,9 +864,7 @@ cluster::Reach ReachOf(const http::Request& request, std::string* device_id) {
   if (!MatchPath(target.substr(0, target.find('?')), &match).ok()) return cluster::Reach::kLocal;
   const bool get = request.method() == http::verb::get;
   switch (match.route) {
-    case Route::kReadings:
-      if (request.method() == http::verb::delete_) return cluster::Reach::kEveryOwner;
-      [[fallthrough]];
+    case Route::kReadings:  // a DELETE is kLocal: the node publishes it into the stream (DeleteOutcome)
     case Route::kLatest:
     case Route::kItem:
     case Route::kAggregate:

@@ -13,7 +13,8 @@
 //                                   (a bound may be a date: its first instant, storage::NormalizeBound)
 //   GET /v1/devices/{id}/latest     n (newest first), attributes, format
 //   DELETE /v1/devices/{id}/readings  from, to, after, before, begins_with as the GET's, or all=true
-//                                   (one of them is required): {"deviceId":…,"deleted":N}
+//                                   (one of them is required): {"deviceId":…,"deleted":N}; with
+//                                   [nats], 202 {"deviceId":…,"streamSequence":S} (DeleteOutcome)
 //   GET /v1/devices/{id}/readings/{timestamp}
 //   GET /v1/devices/{id}/aggregate  from|after, to|before, step, fn, attributes, format (aggregate.h)
 //   GET /v1/indexes/{name}/readings  a fleet-wide question through a secondary index (index.h);
@@ -29,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,12 +47,25 @@ struct OpsHooks {
   std::function<bool(std::string* detail)> ready;  // GET /readyz: 200 when true, else 503
 };
 
+// How a delete was carried out. On one node, in its store: `deleted` counts the readings removed,
+// also when it fails part way, and the answer is 200 {"deviceId":…,"deleted":N}. On a node with
+// [nats] (docs/cluster.md), into the stream: `stream_sequence` is set once JetStream acked the
+// delete (it is durable there), and the answer is 202 {"deviceId":…,"streamSequence":S}. Every
+// owner of the device's partition applies it from the stream, in the stream's order: the readings
+// the stream held before it are deleted, those after it kept; an owner that is down applies it
+// when it is back. That happens after the answer (as the readings of a write are stored after its
+// 204), usually within milliseconds; each owner logs it ("delete: device …") and counts it in
+// readingsd_readings_deleted_total. A 503 (StreamUnavailable) says the stream did not ack it in
+// time: ask again (a delete applied twice deletes the same readings).
+struct DeleteOutcome {
+  uint64_t deleted = 0;
+  std::optional<uint64_t> stream_sequence;
+};
 // What DELETE /v1/devices/{id}/readings does with the device's readings in `range`
-// (storage::Store::DeleteReadings, with its log line and metrics): `*deleted` gets the readings
-// removed, also when it fails part way. Thread-safe. Empty: deletes are refused with 503 (a
-// read-only store).
+// (storage::Store::DeleteReadings, with its log line and metrics, or a delete published into the
+// stream). Thread-safe. Empty: deletes are refused with 503 (a read-only store).
 using DeleteHook =
-    std::function<Status(std::string_view device_id, const query::SortKeyRange& range, uint64_t* deleted)>;
+    std::function<Status(std::string_view device_id, const query::SortKeyRange& range, DeleteOutcome* outcome)>;
 
 struct Context {
   const query::ReadContext& read;

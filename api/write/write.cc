@@ -1,5 +1,6 @@
 #include "api/write/write.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "api/native/native.h"
@@ -77,16 +78,28 @@ http::Response Answer(std::size_t written, const std::vector<ingest::Rejection>&
   return res;
 }
 
-// Reports each refusal, writes the rest. False when the store refused the write.
-bool ReportAndWrite(const Context& context, const http::Request& request, const ingest::ParsedMessage& parsed,
-                    Status* status) {
+// Reports each refusal, writes the rest (or publishes them into the stream). InvalidArgument when
+// a reading cannot go into the stream (nothing reported or written), another error when the
+// store or the stream did not take them all.
+Status ReportAndWrite(const Context& context, const http::Request& request, const ingest::ParsedMessage& parsed) {
+  std::vector<ingest::StreamMessage> messages;
+  if (context.hooks.publish) {
+    if (Status s = StreamMessages(context.options, parsed.readings, &messages); !s.ok()) return s;
+  }
   const std::string source = "POST " + std::string(PathOf(request));
   if (context.hooks.on_rejected) {
     for (const ingest::Rejection& r : parsed.rejections) context.hooks.on_rejected(source, r);
   }
-  if (parsed.readings.empty()) return true;
-  *status = context.hooks.write ? context.hooks.write(parsed.readings) : Status::Unavailable("writes are off");
-  return status->ok();
+  if (parsed.readings.empty()) return Status::OK();
+  if (context.hooks.publish) return context.hooks.publish(messages);
+  return context.hooks.write ? context.hooks.write(parsed.readings) : Status::Unavailable("writes are off");
+}
+
+// Why nothing is claimed written: the store refused the write, or the stream did not ack it all.
+std::string NotWritten(const Context& context, const Status& s) {
+  if (!context.hooks.publish) return "nothing was written: " + s.ToString();
+  return "not every reading was acknowledged by the stream, so none is claimed: " + s.ToString() +
+         "; send the request again (a reading sent twice is stored once)";
 }
 
 http::Response JsonReadings(const Context& context, const http::Request& request, std::string_view device_id) {
@@ -98,8 +111,10 @@ http::Response JsonReadings(const Context& context, const http::Request& request
   }
   ingest::ParsedMessage parsed;
   ingest::ParsePayloadFor(PayloadOptionsOf(context.options), device_id, body, &parsed);
-  if (Status s; !ReportAndWrite(context, request, parsed, &s)) {
-    return native::Error(http::status::service_unavailable, "StoreUnavailable", "nothing was written: " + s.ToString());
+  if (Status s = ReportAndWrite(context, request, parsed); !s.ok()) {
+    if (s.IsInvalidArgument()) return native::Error(http::status::bad_request, "NotStreamable", s.message());
+    return native::Error(http::status::service_unavailable,
+                         context.hooks.publish ? "StreamUnavailable" : "StoreUnavailable", NotWritten(context, s));
   }
   return Answer(parsed.readings.size(), parsed.rejections);
 }
@@ -157,9 +172,10 @@ http::Response LineProtocol(const Context& context, const http::Request& request
   }
   ingest::ParsedMessage parsed;
   ingest::ParseLineProtocol(PayloadOptionsOf(context.options), line, body, &parsed);
-  if (Status s; !ReportAndWrite(context, request, parsed, &s)) {
+  if (Status s = ReportAndWrite(context, request, parsed); !s.ok()) {
+    if (s.IsInvalidArgument()) return InfluxError(v2, http::status::bad_request, "invalid", s.message());
     return InfluxError(v2, v2 ? http::status::service_unavailable : http::status::internal_server_error,
-                       "unavailable", "nothing was written: " + s.ToString());
+                       "unavailable", NotWritten(context, s));
   }
   if (parsed.rejections.empty()) return InfluxResponse(http::status::no_content);
   const ingest::RejectReason first = parsed.rejections.front().reason;
@@ -177,6 +193,17 @@ http::Response LineProtocol(const Context& context, const http::Request& request
 Status ValidateOptions(const WriteOptions& options) {
   if (options.max_body_bytes == 0 || options.max_readings == 0) {
     return Status::InvalidArgument("max_body_bytes and max_readings must be at least 1");
+  }
+  if (options.stream_message_bytes > 0) {
+    const bool named = std::find(options.timestamp_fields.begin(), options.timestamp_fields.end(),
+                                 storage::kReadingTsAttribute) != options.timestamp_fields.end() &&
+                       std::find(options.device_id_fields.begin(), options.device_id_fields.end(),
+                                 storage::kDeviceIdAttribute) != options.device_id_fields.end();
+    if (!named || options.stream_message_readings == 0) {
+      return Status::InvalidArgument(
+          "with [nats], writes go into the stream as {\"deviceId\",\"readingTs\",…} readings: "
+          "ingest.timestamp_fields must list readingTs and ingest.device_id_fields deviceId");
+    }
   }
   if (Status s = ingest::ValidateDeviceTemplate(options.line_device); !s.ok()) {
     return Status::InvalidArgument("line protocol device template \"" + options.line_device + "\": " + s.message());

@@ -20,6 +20,16 @@
 // none was written, 413 when the body is too large or holds too many readings. A write the store
 // refuses (disk full, I/O error) is 503 with the native error shape, and nothing is acknowledged.
 //
+// On a node with [nats] (docs/cluster.md) the readings are not written here: after the same
+// parsing and checks they are published into the JetStream stream on each device's subject
+// (WriteHooks::publish), and every owner of the device's partition stores them from there, each
+// once. Then 204 and 207 (and InfluxDB's 204 and partial-write 400) come only once JetStream acked
+// every accepted reading, that is once they are durable in the replicated stream; a 503 (InfluxDB
+// 1.x: 500) says the stream did not ack them all in time (nats.publish_timeout_ms): nothing is
+// claimed, though what was acked will be stored all the same, so send the request again (each
+// reading is stored once under its key). The readings are on the owners as soon as their
+// consumers fetched them, usually milliseconds after the answer, not before it.
+//
 // The line protocol endpoints answer as InfluxDB does: 204 once every point is in the WAL; when
 // some lines are refused, the rest are still written and the answer is 400 with InfluxDB's error
 // JSON, {"error":"partial write: line 3: malformed_line: …; dropped=1"} (2.x:
@@ -37,6 +47,7 @@
 
 #include "base/status.h"
 #include "http/handler.h"
+#include "ingest/nats_publish.h"
 #include "ingest/payload.h"
 #include "storage/reading.h"
 
@@ -54,6 +65,12 @@ struct WriteOptions {
   // The fields a JSON reading's timestamp and device id may come in (ingest::PayloadOptions').
   std::vector<std::string> timestamp_fields = {std::string(storage::kReadingTsAttribute)};
   std::vector<std::string> device_id_fields = {std::string(storage::kDeviceIdAttribute)};
+  // Through the stream (WriteHooks::publish): the most bytes and readings one message may hold,
+  // what the consumers take (mqtt.max_payload_bytes, mqtt.max_batch). 0 bytes: not through a
+  // stream. Then timestamp_fields must list readingTs and device_id_fields deviceId, the names
+  // the messages give them.
+  std::size_t stream_message_bytes = 0;
+  std::size_t stream_message_readings = 1000;
 
   bool operator==(const WriteOptions&) const = default;
 };
@@ -62,6 +79,9 @@ struct WriteOptions {
 struct WriteHooks {
   // Writes all or nothing; OK means in the WAL. Empty: every write is refused with 503.
   std::function<Status(std::span<const storage::Reading>)> write;
+  // Set (a node with [nats]): the readings go into the stream in place of `write`, as messages in
+  // the MQTT payload format (StreamMessages); OK means JetStream acked every one.
+  std::function<Status(std::span<const ingest::StreamMessage>)> publish;
   // Each refused reading, with where it came from ("POST /v1/readings").
   std::function<void(std::string_view source, const ingest::Rejection&)> on_rejected;
 };
@@ -74,6 +94,15 @@ struct Context {
 // InvalidArgument for options no request could be answered with (a line_device template that
 // ingest::ValidateDeviceTemplate refuses, zero caps).
 Status ValidateOptions(const WriteOptions& options);
+
+// The messages `readings` go into the stream as: each run of one device's readings in JSON arrays
+// of at most options.stream_message_readings readings and stream_message_bytes bytes, each reading
+// rendered as the native API answers it (native::AppendItem: a number in its exact canonical text,
+// which the consumers' ParsePayload reads back to the same number). InvalidArgument for a reading
+// no message can carry: a device id with a '.', an attribute named as a timestamp or device id
+// field, or a reading larger than a message alone.
+Status StreamMessages(const WriteOptions& options, std::span<const storage::Reading> readings,
+                      std::vector<ingest::StreamMessage>* out);
 
 // Whether the write API answers `request` (its method and path), so the Router sends it here.
 bool IsWriteRequest(const http::Request& request);

@@ -17,9 +17,10 @@ class DeleteApiTest : public HttpServerTest {
   void SetUp() override {
     HttpServerTest::SetUp();
     ServeHooks hooks;
-    hooks.api.delete_readings = [this](std::string_view device, const query::SortKeyRange& range, uint64_t* deleted) {
+    hooks.api.delete_readings = [this](std::string_view device, const query::SortKeyRange& range,
+                                  api::native::DeleteOutcome* outcome) {
       ++calls_;
-      return store_->DeleteReadings(device, range.lower, range.upper, nullptr, deleted);
+      return store_->DeleteReadings(device, range.lower, range.upper, nullptr, &outcome->deleted);
     };
     StartServer({}, std::move(hooks));
   }
@@ -115,8 +116,9 @@ TEST_F(DeleteApiTest, NeedsATokenWhenAuthIsOn) {
   ServeOptions options;
   options.api.bearer_tokens = {"s3cret"};
   ServeHooks hooks;
-  hooks.api.delete_readings = [this](std::string_view device, const query::SortKeyRange& range, uint64_t* deleted) {
-    return store_->DeleteReadings(device, range.lower, range.upper, nullptr, deleted);
+  hooks.api.delete_readings = [this](std::string_view device, const query::SortKeyRange& range,
+                                  api::native::DeleteOutcome* outcome) {
+    return store_->DeleteReadings(device, range.lower, range.upper, nullptr, &outcome->deleted);
   };
   StartServer(options, std::move(hooks));
   HttpConnection anonymous(port());

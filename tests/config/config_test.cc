@@ -184,6 +184,7 @@ Config EveryKeyChanged() {
   c.nats.fetch_batch = 10;
   c.nats.ack_wait_seconds = 5;
   c.nats.dead_letter_subject = "acme.rejected";
+  c.nats.publish_timeout_ms = 250;
   c.cluster.node = "node2";
   c.cluster.nodes = {{"node1", "http://10.0.0.1:8080", {"0-63"}}, {"node2", "http://10.0.0.2:8080", {"0-15", "32"}}};
   c.cluster.connect_timeout_ms = 1;
