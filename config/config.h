@@ -26,7 +26,7 @@ struct StorageConfig {
   // Rollups: each device's readings summarised per granule of this many seconds at write time,
   // so aggregates whose step is a multiple of it read one record per granule. 0 = off; else a
   // divisor of 86400.
-  int64_t rollup_seconds = 60;
+  int64_t rollup_seconds = 300;
 
   bool operator==(const StorageConfig&) const = default;
 };

@@ -93,8 +93,15 @@ class BucketSink final : public ItemSink {
       if (want_sum_ && !aggregate.exact_sum.AddEncoded(a.sum)) {
         return Status::Corruption("a rollup record's sum does not decode");
       }
-      if (want_min_ && (first_number || a.min < storage::NumberView(aggregate.min))) KeepNumber(a.min, &aggregate.min);
-      if (want_max_ && (first_number || a.max > storage::NumberView(aggregate.max))) KeepNumber(a.max, &aggregate.max);
+      using storage::CompareNumbers;
+      if (want_min_ && (first_number || CompareNumbers(a.min_value, a.min, aggregate.min_value, aggregate.min) < 0)) {
+        KeepNumber(a.min, &aggregate.min);
+        aggregate.min_value = a.min_value;
+      }
+      if (want_max_ && (first_number || CompareNumbers(a.max_value, a.max, aggregate.max_value, aggregate.max) > 0)) {
+        KeepNumber(a.max, &aggregate.max);
+        aggregate.max_value = a.max_value;
+      }
     }
     return Status::OK();
   }
@@ -125,8 +132,15 @@ class BucketSink final : public ItemSink {
     }
     const bool first_number = aggregate->numeric_count++ == 0;
     if (want_sum_) aggregate->exact_sum.Add(number.ToDouble());
-    if (want_min_ && (first_number || number < storage::NumberView(aggregate->min))) KeepNumber(number, &aggregate->min);
-    if (want_max_ && (first_number || number > storage::NumberView(aggregate->max))) KeepNumber(number, &aggregate->max);
+    // The doubles of min and max are for the rollup records folded beside them (AddRollup).
+    if (want_min_ && (first_number || number < storage::NumberView(aggregate->min))) {
+      KeepNumber(number, &aggregate->min);
+      aggregate->min_value = number.ToDouble();
+    }
+    if (want_max_ && (first_number || number > storage::NumberView(aggregate->max))) {
+      KeepNumber(number, &aggregate->max);
+      aggregate->max_value = number.ToDouble();
+    }
   }
 
   const AggregateRequest& request_;
@@ -202,8 +216,12 @@ class WindowReader {
     std::string unread = request_.from, unread_end = SortKeyOf(first);
     bool pending = true;
     storage::RollupView rollup;
+    const bool first_last = std::ranges::any_of(
+        request_.fns, [](AggregateFn fn) { return fn == AggregateFn::kFirst || fn == AggregateFn::kLast; });
     for (it->Seek(unread_end); it->Valid(); it->Next()) {
-      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup, request_.attributes); !s.ok()) return s;
+      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup, request_.attributes, first_last); !s.ok()) {
+        return s;
+      }
       const std::string_view start = it->sort_key();
       if (rollup.stale) {
         if (!pending) unread.assign(start);

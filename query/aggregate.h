@@ -58,6 +58,7 @@ struct AttributeAggregate {
   storage::ExactSum exact_sum;  // while Aggregate runs; `sum` is its value
   // Exact numbers, the stored text; meaningful when numeric_count > 0.
   storage::Number min, max;
+  double min_value = 0, max_value = 0;  // the doubles nearest them, while Aggregate runs
   // The values of the bucket's first and last reading that has the attribute, as stored;
   // meaningful when count > 0.
   storage::AttributeValue first, last;

@@ -55,16 +55,18 @@
 //   floor value    = 'f' + 8-byte little-endian two's complement seconds: granules from this
 //                    one on have a record for every granule holding a reading; no floor
 //                    record = no granule of the device is summarised
-//   rollup value   = 'u' flags readings attribute*       (storage/rollup.h reads it)
+//   rollup value   = 'r' flags readings attribute*       (storage/rollup.h reads it)
 //     flags        = 1 byte: bit 0 = stale (the granule must be read from its readings)
 //     readings     = varint: the granule's readings
 //     attribute    = varint length + name, varint length + body: count, numeric count
 //                    (varints), sum (1 byte n + n 8-byte doubles: exact partial sums), then when
-//                    the numeric count is above 0 min and max (varint length + canonical
-//                    number), then first and last (sort key + value, the value as in
-//                    storage/reading.h: 'd' varint length + number | 's' varint length + bytes |
-//                    't' | 'f'); a stale record has no attribute
-//   "META#rollups" = G in decimal   the granule every rollup record was kept with
+//                    the numeric count is above 0 min and max (each the 8-byte double nearest
+//                    it, then varint length + canonical number), then first and last (sort key
+//                    + value, the value as in storage/reading.h: 'd' varint length + number |
+//                    's' varint length + bytes | 't' | 'f'); a stale record has no attribute
+//   "META#rollups" = "v2 " G in decimal   the record format and the granule every rollup record
+//                    was kept with. Format 1 ('u' records, min and max without their doubles)
+//                    was G alone: an open that finds another value removes every record.
 #pragma once
 
 #include <chrono>

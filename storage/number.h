@@ -93,4 +93,12 @@ class NumberView {
   bool legacy_ = false;
 };
 
+// a <=> b for numbers whose nearest doubles (ToDouble) are at hand: those order them unless they
+// are equal (rounding to nearest never reverses an order), and only then is the text compared.
+inline std::strong_ordering CompareNumbers(double a_value, NumberView a, double b_value, NumberView b) {
+  if (a_value < b_value) return std::strong_ordering::less;
+  if (a_value > b_value) return std::strong_ordering::greater;
+  return a <=> b;
+}
+
 }  // namespace readingsd::storage

@@ -12,9 +12,11 @@ namespace readingsd::storage {
 namespace {
 
 using internal::GetBytes;
+using internal::GetDouble;
 using internal::GetVarint;
 
-constexpr char kRecordTag = 'u';
+// 'u' was the format before each min and max kept its double (META#rollups "G" then).
+constexpr char kRecordTag = 'r';
 constexpr char kFloorTag = 'f';
 
 bool GetNumber(std::string_view* in, NumberView* n) {
@@ -22,6 +24,11 @@ bool GetNumber(std::string_view* in, NumberView* n) {
   if (!GetBytes(in, &text) || !IsCanonicalNumber(text)) return false;
   *n = NumberView::OfCanonical(text);
   return true;
+}
+
+// A number's double, then its canonical text.
+bool GetDoubleAndNumber(std::string_view* in, double* value, NumberView* n) {
+  return GetDouble(in, value) && GetNumber(in, n);
 }
 
 // A sort key and a value: 'd' number | 's' bytes | 't' | 'f'.
@@ -53,13 +60,17 @@ bool GetKeptValue(std::string_view* in, std::string_view* sort_key,
   }
 }
 
-bool ParseAttribute(std::string_view body, RollupAttributeView* a) {
+bool ParseAttribute(std::string_view body, bool first_last, RollupAttributeView* a) {
   if (!GetVarint(&body, &a->count) || !GetVarint(&body, &a->numeric_count) || body.empty()) return false;
   const std::size_t sum_bytes = 1 + 8 * static_cast<unsigned char>(body.front());
   if (body.size() < sum_bytes) return false;
   a->sum = body.substr(0, sum_bytes);
   body.remove_prefix(sum_bytes);
-  if (a->numeric_count > 0 && (!GetNumber(&body, &a->min) || !GetNumber(&body, &a->max))) return false;
+  if (a->numeric_count > 0 &&
+      (!GetDoubleAndNumber(&body, &a->min_value, &a->min) || !GetDoubleAndNumber(&body, &a->max_value, &a->max))) {
+    return false;
+  }
+  if (!first_last) return true;
   return GetKeptValue(&body, &a->first_key, &a->first) && GetKeptValue(&body, &a->last_key, &a->last) &&
          body.empty();
 }
@@ -93,11 +104,8 @@ bool ExactSum::AddEncoded(std::string_view encoded) {
   if (encoded.empty() || encoded.size() != 1 + 8 * static_cast<std::size_t>(static_cast<unsigned char>(encoded[0]))) {
     return false;
   }
-  for (std::size_t i = 1; i < encoded.size(); i += 8) {
-    double p;
-    std::memcpy(&p, encoded.data() + i, sizeof p);
-    Add(p);
-  }
+  encoded.remove_prefix(1);
+  for (double p; GetDouble(&encoded, &p);) Add(p);
   return true;
 }
 
@@ -125,27 +133,23 @@ double ExactSum::Value() const {
 
 void ExactSum::AppendTo(std::string* out) const {
   out->push_back(static_cast<char>(partials_.size()));
-  for (double p : partials_) {
-    char bytes[sizeof p];
-    std::memcpy(bytes, &p, sizeof p);
-    out->append(bytes, sizeof p);
-  }
+  for (double p : partials_) internal::PutDouble(out, p);
 }
 
-Status ReadRollup(std::string_view in, RollupView* view, std::span<const std::string> only) {
-  const Status bad = Status::Corruption("a rollup record does not decode");
+Status ReadRollup(std::string_view in, RollupView* view, std::span<const std::string> only, bool first_last) {
+  auto bad = [] { return Status::Corruption("a rollup record does not decode"); };
   view->attributes.clear();
-  if (in.size() < 2 || in[0] != kRecordTag) return bad;
+  if (in.size() < 2 || in[0] != kRecordTag) return bad();
   view->stale = (in[1] & 1) != 0;
   in.remove_prefix(2);
-  if (!GetVarint(&in, &view->readings)) return bad;
+  if (!GetVarint(&in, &view->readings)) return bad();
   while (!in.empty()) {
     std::string_view name, body;
-    if (!GetBytes(&in, &name) || !GetBytes(&in, &body)) return bad;
+    if (!GetBytes(&in, &name) || !GetBytes(&in, &body)) return bad();
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     RollupAttributeView& a = view->attributes.emplace_back();
     a.name = name;
-    if (!ParseAttribute(body, &a)) return bad;
+    if (!ParseAttribute(body, first_last, &a)) return bad();
   }
   return Status::OK();
 }

@@ -42,7 +42,10 @@ struct RollupAttributeView {
   uint64_t count = 0;          // readings of the granule that have it, of any type
   uint64_t numeric_count = 0;  // of those, the numbers and booleans (booleans as 0 / 1)
   std::string_view sum;        // encoded; ExactSum::AddEncoded
-  NumberView min, max;         // when numeric_count > 0
+  // When numeric_count > 0: each number and the double nearest it (NumberView::ToDouble), which
+  // orders it against others without reading its text unless their doubles are equal.
+  NumberView min, max;
+  double min_value = 0, max_value = 0;
   // The granule's first and last reading that has it: sort key and value.
   std::string_view first_key, last_key;
   std::variant<NumberView, std::string_view, bool> first, last;
@@ -56,8 +59,11 @@ struct RollupView {
 
 // Reads an encoded record into `view` (its attributes cleared first, their room reused), or
 // Corruption at its first malformed byte. With `only`, the attributes not named in it are
-// passed over unread: an aggregate of one attribute checks no other's numbers.
-Status ReadRollup(std::string_view encoded, RollupView* view, std::span<const std::string> only = {});
+// passed over unread: an aggregate of one attribute checks no other's numbers. Without
+// `first_last`, each attribute's first and last (and their keys) are passed over and left
+// empty: an aggregate that asks for neither reads none of their values.
+Status ReadRollup(std::string_view encoded, RollupView* view, std::span<const std::string> only = {},
+                  bool first_last = true);
 
 // A floor record's granule start (seconds since 1970), or Corruption.
 Status ReadRollupFloor(std::string_view encoded, int64_t* seconds);

@@ -1,6 +1,7 @@
 #include "storage/rollups.h"
 
 #include <algorithm>
+#include <charconv>
 #include <utility>
 
 #include "storage/key.h"
@@ -72,14 +73,17 @@ void Fold(const KeyWrite& w, Rollup* rollup) {
       continue;
     }
     const bool first_number = a.numeric_count++ == 0;
-    a.sum.Add(number.ToDouble());
-    if (first_number || number < NumberView(a.min)) {
+    const double value = number.ToDouble();
+    a.sum.Add(value);
+    if (first_number || CompareNumbers(value, number, a.min_value, a.min) < 0) {
       a.min.text.clear();
       number.AppendTo(&a.min.text);
+      a.min_value = value;
     }
-    if (first_number || number > NumberView(a.max)) {
+    if (first_number || CompareNumbers(value, number, a.max_value, a.max) > 0) {
       a.max.text.clear();
       number.AppendTo(&a.max.text);
+      a.max_value = value;
     }
   }
 }
@@ -97,7 +101,7 @@ void Rollup::Reset() {
 }
 
 void EncodeRollup(const Rollup& rollup, std::string* scratch, std::string* out) {
-  out->assign(1, 'u');
+  out->assign(1, 'r');
   out->push_back(rollup.stale ? 1 : 0);
   PutVarint(out, rollup.readings);
   if (rollup.stale) return;
@@ -108,7 +112,9 @@ void EncodeRollup(const Rollup& rollup, std::string* scratch, std::string* out) 
     PutVarint(scratch, a.numeric_count);
     a.sum.AppendTo(scratch);
     if (a.numeric_count > 0) {
+      PutDouble(scratch, a.min_value);
       PutBytes(scratch, a.min.text);
+      PutDouble(scratch, a.max_value);
       PutBytes(scratch, a.max.text);
     }
     PutKeptValue(a.first_key, a.first, scratch);
@@ -133,6 +139,8 @@ Status DecodeRollup(std::string_view encoded, Rollup* rollup) {
     if (v.numeric_count > 0) {
       a.min = v.min.ToNumber();
       a.max = v.max.ToNumber();
+      a.min_value = v.min_value;
+      a.max_value = v.max_value;
     }
     a.first = Owned(v.first);
     a.last = Owned(v.last);
@@ -142,11 +150,29 @@ Status DecodeRollup(std::string_view encoded, Rollup* rollup) {
   return Status::OK();
 }
 
+// Records of format 'u' (no doubles beside min and max) were kept under "G" alone: the format
+// leads, so that an older readingsd reads a newer store's value as no granule and reads readings.
+constexpr std::string_view kRollupsFormat = "v2 ";
+
+std::string RollupsValue(int64_t granule_seconds) {
+  return std::string(kRollupsFormat) + std::to_string(granule_seconds);
+}
+
+int64_t RollupSecondsOf(std::string_view rollups_value) {
+  if (!rollups_value.starts_with(kRollupsFormat)) return 0;
+  rollups_value.remove_prefix(kRollupsFormat.size());
+  int64_t seconds = 0;
+  const auto [end, error] = std::from_chars(rollups_value.data(), rollups_value.data() + rollups_value.size(), seconds);
+  if (error != std::errc() || end != rollups_value.data() + rollups_value.size()) return 0;
+  return ValidateRollupSeconds(seconds).ok() ? seconds : 0;
+}
+
 Status Rollups::Prepare() {
   std::string stored;
   auto s = db_->Get(rocksdb::ReadOptions(), std::string(kRollupsKey), &stored);
   if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading the rollups' state");
-  const std::string wanted = granule_ > 0 ? std::to_string(granule_) : "";
+  // Another granule or another record format: the records are rebuilt from later writes.
+  const std::string wanted = granule_ > 0 ? RollupsValue(granule_) : "";
   if (stored == wanted) return Status::OK();
   rocksdb::WriteBatch batch;
   // Only when there is a record: a range tombstone is something every later read steps over.

@@ -21,6 +21,11 @@
 namespace readingsd::storage::internal {
 
 inline constexpr std::string_view kRollupsKey = "META#rollups";
+// META#rollups' value for granule G (> 0): the record format, then G (storage/key.h).
+std::string RollupsValue(int64_t granule_seconds);
+// The granule a META#rollups value says the records were kept with, or 0 when they are of
+// another format (or there are none): a reader of such a store reads the readings.
+int64_t RollupSecondsOf(std::string_view rollups_value);
 
 // A rollup record, owned: what the write path folds readings into.
 struct RollupAttribute {
@@ -28,6 +33,7 @@ struct RollupAttribute {
   uint64_t count = 0, numeric_count = 0;
   ExactSum sum;
   Number min, max;
+  double min_value = 0, max_value = 0;  // NumberView::ToDouble of each
   AttributeValue first, last;
   std::string first_key, last_key;
 };

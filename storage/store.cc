@@ -819,8 +819,7 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
     // The granule its records were kept with: a read-only open changes nothing.
     std::string granule;
     if (open.db->Get(rocksdb::ReadOptions(), std::string(internal::kRollupsKey), &granule).ok()) {
-      open.rollup_seconds = std::strtoll(granule.c_str(), nullptr, 10);
-      if (!ValidateRollupSeconds(open.rollup_seconds).ok()) open.rollup_seconds = 0;
+      open.rollup_seconds = internal::RollupSecondsOf(granule);
     }
     open.wal_filter = std::move(probe.wal_filter);
     *store = std::make_unique<RocksStore>(std::move(open));

@@ -1,8 +1,9 @@
-// Varints and length-prefixed bytes, as the value encoding (storage/reading.h) and rollup
+// Varints, length-prefixed bytes and doubles, as the value encoding (storage/reading.h) and rollup
 // records (storage/rollup.h) write them. Internal to storage/.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,20 @@ inline bool GetBytes(std::string_view* in, std::string_view* out) {
   if (!GetVarint(in, &n) || n > in->size()) return false;
   *out = in->substr(0, n);
   in->remove_prefix(n);
+  return true;
+}
+
+// A double's 8 bytes as the machine holds them (little-endian on every platform readingsd builds for).
+inline void PutDouble(std::string* out, double v) {
+  char bytes[sizeof v];
+  std::memcpy(bytes, &v, sizeof v);
+  out->append(bytes, sizeof v);
+}
+
+inline bool GetDouble(std::string_view* in, double* v) {
+  if (in->size() < sizeof *v) return false;
+  std::memcpy(v, in->data(), sizeof *v);
+  in->remove_prefix(sizeof *v);
   return true;
 }
 

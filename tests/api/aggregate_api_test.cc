@@ -175,7 +175,7 @@ TEST_F(AggregateApiTest, CapsAre400sNamingTheCap) {
   ServeOptions options;
   options.api.limits.max_aggregate_scan = 59;
   StartServer(options);
-  // 150 s is no multiple of the rollups' 60 s granule: every reading is read, and capped.
+  // 150 s is no multiple of the rollups' 300 s granule: every reading is read, and capped.
   ExpectBad(Aggregate("a1", std::string(kHour) + "&step=150s&attributes=temperature"), "max scan: ");
   EXPECT_EQ(Ok(Aggregate("a1", "from=2026-06-23T08:00:00Z&to=2026-06-23T08:58:00Z&step=150s&attributes=temperature"))
                 ["scannedCount"],

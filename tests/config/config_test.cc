@@ -152,7 +152,7 @@ Config EveryKeyChanged() {
   c.storage.retention = "30d";
   c.storage.retention_seconds = std::chrono::seconds(2592000);
   c.storage.block_cache_mb = 512;
-  c.storage.rollup_seconds = 300;
+  c.storage.rollup_seconds = 60;
   c.mqtt.host = "broker.example.com";
   c.mqtt.port = 8883;
   c.mqtt.client_id = "readingsd-2";

@@ -15,8 +15,11 @@
 #include <string>
 #include <vector>
 
+#include <rocksdb/db.h>
+
 #include "query/aggregate.h"
 #include "storage/key.h"
+#include "storage/rocks_options.h"
 #include "storage/store.h"
 #include "tests/support/temp_dir.h"
 
@@ -39,12 +42,14 @@ std::string SortKeyAt(int64_t seconds, int64_t nanos) {
 
 class RollupTest : public ::testing::Test {
  protected:
-  void Open(int64_t rollup_seconds = 60, std::chrono::seconds retention = std::chrono::seconds(0)) {
+  void Open(int64_t rollup_seconds = 60, std::chrono::seconds retention = std::chrono::seconds(0),
+            bool read_only = false) {
     store_.reset();
     storage::StoreOptions options;
     options.path = dir_.File("db");
     options.rollup_seconds = rollup_seconds;
     options.retention = retention;
+    options.read_only = read_only;
     options.delete_batch = 7;  // deletes span several batches
     Status s = storage::Store::Open(options, &store_);
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -256,6 +261,43 @@ TEST_F(RollupTest, AStoreWrittenWithoutRollupsAndAChangedGranule) {
   EXPECT_EQ(CompareWindows(kStart, clock), 0u);
   for (int b = 0; b < 10; ++b) RandomBatch(&clock, 30);
   CompareWindows(kStart, clock);
+}
+
+// A store whose records are of the format before min and max kept their doubles (META#rollups
+// "60", records tagged 'u'), which this build cannot read: a read-only open reads the readings,
+// a writable one removes the records and keeps new ones from later writes on.
+TEST_F(RollupTest, RecordsOfTheFormerFormatAreNotReadButRemoved) {
+  Open();
+  int64_t clock = kStart;
+  for (int b = 0; b < 10; ++b) RandomBatch(&clock, 30);
+  EXPECT_GT(CompareWindows(kStart, clock), 0u);
+  store_.reset();
+  {
+    const std::string path = dir_.File("db");
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(storage::internal::MakeOptions({.path = path}, nullptr, true), path, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    rocksdb::WriteBatch batch;
+    ASSERT_TRUE(batch.Put("META#rollups", "60").ok());
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    std::size_t records = 0;
+    for (it->Seek(std::string(storage::kRollupPrefix)); it->Valid() && it->key().starts_with("ROL#"); it->Next()) {
+      if (it->value().starts_with("r")) {
+        ASSERT_TRUE(batch.Put(it->key(), "u" + it->value().ToString().substr(1)).ok());
+        ++records;
+      }
+    }
+    ASSERT_GT(records, 0u);
+    ASSERT_TRUE(db->Write(rocksdb::WriteOptions(), &batch).ok());
+  }
+  Open(60, std::chrono::seconds(0), /*read_only=*/true);
+  EXPECT_EQ(store_->RollupSeconds(), 0);
+  EXPECT_EQ(CompareWindows(kStart, clock), 0u);
+  Open();
+  EXPECT_EQ(CompareWindows(kStart, clock), 0u);
+  const int64_t reopened = clock;
+  for (int b = 0; b < 10; ++b) RandomBatch(&clock, 30);
+  EXPECT_GT(CompareWindows(reopened, clock), 0u);
 }
 
 TEST_F(RollupTest, RetentionLeavesNoRecordCountingAReadingItDrops) {

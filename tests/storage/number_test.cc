@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/reading.h"
@@ -133,7 +134,31 @@ TEST(Number, PropertyAnyAcceptedNumberRoundTripsAndOrders) {
     const auto order = CompareNumbers(ta, tb);
     const int got = order < 0 ? -1 : order > 0 ? 1 : 0;
     ASSERT_EQ(got, a.ReferenceCompare(b)) << ta << " vs " << tb;
+    // The same order with the doubles nearest them at hand (rollup records keep both).
+    ASSERT_EQ(CompareNumbers(NumberToDouble(ta), NumberView::OfCanonical(ta), NumberToDouble(tb),
+                             NumberView::OfCanonical(tb)),
+              order)
+        << ta << " vs " << tb;
   }
+}
+
+TEST(Number, ComparedByTheirDoublesThenByTextWhereThoseAreEqual) {
+  // Each pair rounds to one double: only the text orders it.
+  const std::pair<std::string, std::string> ties[] = {
+      {"3.1415926535897932384", "3.14159265358979323846"},
+      {"0.1", "0.10000000000000000001"},
+      {"-12345678901234567890.25", "-12345678901234567890.2"},
+      {"12345678901234567890123456789", "12345678901234567890123456789.5"},
+  };
+  for (const auto& [low, high] : ties) {
+    const double d = NumberToDouble(low);
+    ASSERT_EQ(d, NumberToDouble(high)) << low << " vs " << high;
+    const NumberView a = NumberView::OfCanonical(low), b = NumberView::OfCanonical(high);
+    EXPECT_EQ(CompareNumbers(d, a, d, b), std::strong_ordering::less) << low << " vs " << high;
+    EXPECT_EQ(CompareNumbers(d, b, d, a), std::strong_ordering::greater) << low << " vs " << high;
+    EXPECT_EQ(CompareNumbers(d, a, d, a), std::strong_ordering::equal) << low;
+  }
+  EXPECT_EQ(CompareNumbers(-0.5, NumberView::OfCanonical("-0.5"), 0.0, NumberView()), std::strong_ordering::less);
 }
 
 TEST(Number, ComparesNumericallyNotAsText) {

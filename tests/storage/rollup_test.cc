@@ -55,6 +55,8 @@ TEST(RollupRecordTest, ReadsWhatWasEncoded) {
   t.sum.Add(1e20);
   ASSERT_TRUE(Number::Parse("-1.5", &t.min).ok());
   ASSERT_TRUE(Number::Parse("1e20", &t.max).ok());
+  t.min_value = -1.5;
+  t.max_value = 1e20;
   t.first = std::string("n/a");
   t.first_key = "2026-06-23T08:00:00.000000000Z";
   t.last = true;
@@ -75,11 +77,22 @@ TEST(RollupRecordTest, ReadsWhatWasEncoded) {
   EXPECT_EQ(a.numeric_count, 2u);
   EXPECT_EQ(a.min.ToNumber().text, "-1.5");
   EXPECT_EQ(a.max.ToNumber().text, "100000000000000000000");
+  EXPECT_EQ(a.min_value, -1.5);
+  EXPECT_EQ(a.max_value, 1e20);
   EXPECT_EQ(std::get<std::string_view>(a.first), "n/a");
   EXPECT_EQ(a.last_key, last_key);
   ExactSum sum;
   ASSERT_TRUE(sum.AddEncoded(a.sum));
   EXPECT_EQ(sum.Value(), sum_value);
+
+  // Without first and last: the numbers, none of the values.
+  RollupView numbers;
+  ASSERT_TRUE(ReadRollup(encoded, &numbers, {}, /*first_last=*/false).ok());
+  ASSERT_EQ(numbers.attributes.size(), 1u);
+  EXPECT_EQ(numbers.attributes[0].max_value, 1e20);
+  EXPECT_EQ(numbers.attributes[0].min.ToNumber().text, "-1.5");
+  EXPECT_TRUE(numbers.attributes[0].first_key.empty());
+  EXPECT_TRUE(numbers.attributes[0].last_key.empty());
 
   internal::Rollup back;
   ASSERT_TRUE(internal::DecodeRollup(encoded, &back).ok());
@@ -88,7 +101,7 @@ TEST(RollupRecordTest, ReadsWhatWasEncoded) {
   EXPECT_EQ(again, encoded);
 
   for (std::size_t cut = 0; cut < encoded.size(); ++cut) {
-    if (cut == 3) continue;  // 'u', flags, readings: a record of no attribute
+    if (cut == 3) continue;  // 'r', flags, readings: a record of no attribute
     EXPECT_FALSE(ReadRollup(encoded.substr(0, cut), &view).ok()) << cut;
   }
   rollup.stale = true;
