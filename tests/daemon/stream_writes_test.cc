@@ -53,7 +53,7 @@ double Metric(int port, const std::string& series) { return MetricValue(Get(port
 std::string JsonReadings(const std::string& device, int first, int count) {
   std::string body = "[";
   for (int i = first; i < first + count; ++i) {
-    char ts[32];
+    char ts[48];  // room for any int the format could take, as -Wformat-truncation asks
     std::snprintf(ts, sizeof ts, "2026-06-23T10:%02d:%02d.123456789Z", i / 60, i % 60);
     body += std::string(i == first ? "" : ",") + R"({"deviceId":")" + device + R"(","readingTs":")" + ts +
             R"(","exact":0.12345678901234567890123456789012345678,"big":123456789012345678901234567890)" +
