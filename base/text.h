@@ -16,6 +16,9 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // (curl --data-urlencode, URLSearchParams), while in a path it is itself. False when a '%' is not
 // followed by two hex digits.
 bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out);
+// Percent-encoding of every byte but letters, digits and "-_.~:" (RFC 3986's unreserved, and ':'
+// that a timestamp holds): a query parameter, a path segment, a header value without spaces.
+std::string PercentEncode(std::string_view in);
 
 struct HostPort {
   std::string host;  // without the brackets of "[v6]"

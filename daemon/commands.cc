@@ -30,21 +30,6 @@ namespace po = boost::program_options;
 // ordered: walked in document order to restore exact numbers (NumberTexts).
 using json = nlohmann::ordered_json;
 
-std::string PercentEncode(std::string_view s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == ':') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string CellText(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // The texts of the numbers a double would round (readings hold up to 38 digits), in order.

@@ -10,18 +10,6 @@
 namespace readingsd::ingest {
 namespace {
 
-void AppendEncoded(std::string_view bound, std::string* out) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  for (char c : bound) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte > 0x20 && byte < 0x7f && c != '%') {
-      out->push_back(c);
-    } else {
-      out->append({'%', kHex[byte >> 4], kHex[byte & 15]});
-    }
-  }
-}
-
 // The acks of one Publish call: its own JetStream context's handler counts them.
 struct Acks {
   std::atomic<std::size_t> stored{0};
@@ -150,11 +138,7 @@ class Publisher final : public NatsPublisher {
 }  // namespace
 
 std::string DeleteHeaderValue(std::string_view lower, std::string_view upper) {
-  std::string value;
-  AppendEncoded(lower, &value);
-  value.push_back(' ');
-  AppendEncoded(upper, &value);
-  return value;
+  return PercentEncode(lower) + " " + PercentEncode(upper);
 }
 
 Status ParseDeleteHeader(std::string_view value, std::string* lower, std::string* upper) {

@@ -31,7 +31,7 @@ struct StreamMessage {
 // allowed to publish on the device's subject can send one. The value is DeleteHeaderValue's.
 inline constexpr char kDeleteHeader[] = "Readingsd-Delete";
 // "<lower> <upper>", the bounds of [lower, upper) as storage::Store::DeleteReadings takes them
-// ("" unbounded), each percent-encoded (every byte but printable ASCII other than '%').
+// ("" unbounded), each percent-encoded (base/text.h PercentEncode).
 std::string DeleteHeaderValue(std::string_view lower, std::string_view upper);
 // InvalidArgument when `value` is not DeleteHeaderValue's form.
 Status ParseDeleteHeader(std::string_view value, std::string* lower, std::string* upper);

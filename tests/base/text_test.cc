@@ -36,5 +36,19 @@ TEST(ParseHostPortTest, RefusesWhatIsNotHostPort) {
   }
 }
 
+// Every byte comes back through PercentDecode, and the encoding holds no space, '+' or '%'
+// of its own: it can sit in a query string or in the delete header's "<lower> <upper>".
+TEST(PercentEncodeTest, EveryByteRoundTripsAndTimestampsStayReadable) {
+  std::string every;
+  for (int c = 0; c < 256; ++c) every.push_back(static_cast<char>(c));
+  const std::string encoded = PercentEncode(every);
+  EXPECT_EQ(encoded.find_first_of(" +"), std::string::npos);
+  std::string decoded;
+  ASSERT_TRUE(PercentDecode(encoded, /*plus_is_space=*/true, &decoded));
+  EXPECT_EQ(decoded, every);
+  EXPECT_EQ(PercentEncode("2026-06-23T10:00:00.000000000Z"), "2026-06-23T10:00:00.000000000Z");
+  EXPECT_EQ(PercentEncode(std::string("a\0b%", 4) + " "), "a%00b%25%20");
+}
+
 }  // namespace
 }  // namespace readingsd
