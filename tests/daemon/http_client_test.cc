@@ -53,7 +53,9 @@ TEST(SendEach, WaitsForEveryRequestAtOnceWithinOneTimeout) {
     listeners.push_back(ListenOnLoopback(4, &port));
     calls.push_back({.host = "127.0.0.1", .port = std::to_string(port), .request = {http::verb::get, "/healthz", 11}});
   }
-  calls.push_back({.host = "127.0.0.1", .port = std::to_string(FreeLoopbackPorts(1)[0]),
+  int refusing_port = 0;
+  listeners.push_back(RefusingLoopbackPort(&refusing_port));  // no other test can take the port meanwhile
+  calls.push_back({.host = "127.0.0.1", .port = std::to_string(refusing_port),
                    .request = {http::verb::get, "/healthz", 11}});
   const auto start = std::chrono::steady_clock::now();
   http::SendEach(calls, 5s, 500ms);
