@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -267,15 +268,14 @@ std::string RangeText(const query::SortKeyRange& range) {
   return bound(range.lower, "from the first", "from ", "after ") + " " + bound(range.upper, "to the last", "before ", "to ");
 }
 
-// DELETE /v1/devices/{id}/readings: into the store, each batch counted as it is written, and
-// one log line with the outcome.
-api::native::DeleteHook DeleteReadingsHook(storage::Store* store, metrics::Exporter* exporter, Log* log) {
-  return [store, exporter, log](std::string_view device, const query::SortKeyRange& range,
-                                api::native::DeleteOutcome* outcome) {
+// DELETE /v1/devices/{id}/readings: into the store, each batch counted by `counted` as it is
+// written (the stream's deletes count through the same function), and one log line.
+api::native::DeleteHook DeleteReadingsHook(storage::Store* store, std::function<void(uint64_t removed)> counted,
+                                           Log* log) {
+  return [store, counted = std::move(counted), log](std::string_view device, const query::SortKeyRange& range,
+                                                    api::native::DeleteOutcome* outcome) {
     uint64_t* deleted = &outcome->deleted;
-    const Status s = store->DeleteReadings(
-        device, range.lower, range.upper,
-        [exporter](uint64_t removed) { exporter->readings_deleted().Increment(static_cast<double>(removed)); }, deleted);
+    const Status s = store->DeleteReadings(device, range.lower, range.upper, counted, deleted);
     log->Write(s.ok() ? LogLevel::kInfo : LogLevel::kError,
                "delete: device " + std::string(device) + ", readings " + RangeText(range) + ": " +
                    std::to_string(*deleted) + " deleted" + (s.ok() ? "" : "; then it failed: " + s.ToString()));
@@ -433,7 +433,7 @@ int RunService(const config::Config& config, const std::string& config_path, Ser
     return ingest::WriteReadings(store.get(), ingest_hooks, readings);
   };
   router_hooks.write.on_rejected = ingest_hooks.on_rejected;
-  if (!serve_only) router_hooks.delete_readings = DeleteReadingsHook(store.get(), &exporter, &log);
+  if (!serve_only) router_hooks.delete_readings = DeleteReadingsHook(store.get(), ingest_hooks.on_readings_deleted, &log);
   api::RouterOptions router_options = RouterOptionsFrom(config.http, config.ingest, tokens);
   router_options.cluster = ForwardOptionsFrom(config);
   // With [nats], writes and deletes through the HTTP API go into the stream (docs/cluster.md).
