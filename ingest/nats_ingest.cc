@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -29,7 +30,15 @@ class NatsSource : public NatsIngest {
   ~NatsSource() override {
     Stop(std::chrono::seconds(5));
     if (js_ != nullptr) jsCtx_Destroy(js_);
-    if (nc_ != nullptr) natsConnection_Destroy(nc_);
+    if (nc_ == nullptr) return;
+    // The library calls back on a thread of its own, and closing posts a last "disconnected"
+    // there that Destroy does not wait for: it would run on this object once freed. Callbacks run
+    // in the order posted, so once "closed" (posted last) has run, none is left to come.
+    natsConnection_Close(nc_);
+    std::unique_lock lock(closed_mu_);
+    closed_cv_.wait(lock, [this] { return closed_; });
+    lock.unlock();
+    natsConnection_Destroy(nc_);
   }
 
   Status Init() {
@@ -38,6 +47,7 @@ class NatsSource : public NatsIngest {
     natsStatus s = MakeNatsOptions(options_.servers, options_.name, options_.retry_min, &OnConnected, this, &opts);
     if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, &OnDisconnected, this);
     if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, &OnConnected, this);
+    if (s == NATS_OK) s = natsOptions_SetClosedCB(opts, &OnClosed, this);
     if (s != NATS_OK) {
       natsOptions_Destroy(opts);
       return Status::InvalidArgument("nats: " + NatsWhy(s) + " (check nats.servers)");
@@ -81,6 +91,12 @@ class NatsSource : public NatsIngest {
  private:
   static void OnConnected(natsConnection*, void* self) { static_cast<NatsSource*>(self)->HandleConnection(true); }
   static void OnDisconnected(natsConnection*, void* self) { static_cast<NatsSource*>(self)->HandleConnection(false); }
+  static void OnClosed(natsConnection*, void* self) {
+    auto* source = static_cast<NatsSource*>(self);
+    std::lock_guard lock(source->closed_mu_);
+    source->closed_ = true;
+    source->closed_cv_.notify_all();
+  }
 
   void HandleConnection(bool connected) {
     state_.Update([&](IngestState& s) {
@@ -404,6 +420,9 @@ class NatsSource : public NatsIngest {
 
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
+  std::mutex closed_mu_;
+  std::condition_variable closed_cv_;
+  bool closed_ = false;  // the library's closed callback has run; guarded by closed_mu_
   std::vector<std::thread> threads_;
   std::mutex stop_mu_;
   std::atomic<bool> stopping_{false};

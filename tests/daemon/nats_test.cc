@@ -8,7 +8,8 @@
 // each store every reading. With a node map, every node answers for every device, lists every
 // device, and answers index queries (native and DynamoDB), BatchGetItem and remote reads merged
 // across nodes exactly as one node holding every partition does, also with an owner killed; a
-// partition with no live owner is a 503 that names it.
+// partition with no live owner is a 503 that names it. A source destroyed while the client
+// library's callback thread is busy gets no callback after it is gone.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nats/nats.h>
@@ -17,12 +18,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -37,11 +41,13 @@
 #include "cluster/partition.h"
 #include "http/client.h"
 #include "ingest/nats_ingest.h"
+#include "storage/store.h"
 #include "tests/daemon/daemon_harness.h"
 #include "tests/daemon/nats_harness.h"
 #include "tests/support/nats_server.h"
 #include "tests/support/ports.h"
 #include "tests/support/publisher.h"
+#include "tests/support/temp_dir.h"
 #include "tools/reading_generator.h"
 
 namespace readingsd::test {
@@ -68,6 +74,92 @@ class NatsTest : public ::testing::Test {
 
   std::optional<Daemon> node_;
 };
+
+// The client library calls back on one thread of its own, in the order it posts, and closing a
+// connection posts a "disconnected" there that natsConnection_Destroy does not wait for. A node
+// that stopped while that thread was busy had it run on its freed NatsIngest (a sanitizer run
+// caught it at a node's shutdown). Here the thread is held busy, by a probe connection's closed
+// callback, while the source is destroyed: no callback of the source's may come after.
+TEST(NatsIngestTest, NoCallbackOfTheSourceRunsAfterItIsDestroyed) {
+  NatsServer server({.partitions = 4});
+  TempDir dir;
+  std::unique_ptr<storage::Store> store;
+  ASSERT_TRUE(storage::Store::Open({.path = dir.File("db")}, &store).ok());
+
+  struct Seen {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool connected = false, destroyed = false, released = false, probe_closed = false;
+    int after_destroyed = 0;
+  };
+  auto seen = std::make_shared<Seen>();
+  ingest::IngestHooks hooks;
+  hooks.on_connection = [seen](bool connected) {
+    std::lock_guard lock(seen->mu);
+    if (seen->destroyed) ++seen->after_destroyed;
+    seen->connected = seen->connected || connected;
+    seen->cv.notify_all();
+  };
+  ingest::NatsOptions options;
+  options.servers = {server.url()};
+  options.partitions = 4;
+  options.owned = {0};
+  std::unique_ptr<ingest::NatsIngest> source;
+  ASSERT_TRUE(ingest::NatsIngest::Start(options, store.get(), hooks, &source).ok());
+  {
+    std::unique_lock lock(seen->mu);
+    ASSERT_TRUE(seen->cv.wait_for(lock, std::chrono::seconds(30), [&] { return seen->connected; }));
+  }
+
+  // The probe's closed callback holds the library's callback thread until the source is gone,
+  // or 2 s at most: a source that waits for its own callbacks (behind the probe's) waits that long.
+  natsOptions* opts = nullptr;
+  Check(natsOptions_Create(&opts), "options");
+  Check(natsOptions_SetURL(opts, server.url().c_str()), "url");
+  Check(natsOptions_SetClosedCB(
+            opts,
+            [](natsConnection*, void* closure) {
+              auto* s = static_cast<Seen*>(closure);
+              std::unique_lock lock(s->mu);
+              s->cv.wait_for(lock, std::chrono::seconds(2), [&] { return s->released; });
+              s->probe_closed = true;
+              s->cv.notify_all();
+            },
+            seen.get()),
+        "closed callback");
+  natsConnection* probe = nullptr;
+  Check(natsConnection_Connect(&probe, opts), "probe connect");
+  natsOptions_Destroy(opts);
+  natsConnection_Close(probe);
+
+  source.reset();
+  {
+    std::unique_lock lock(seen->mu);
+    seen->destroyed = true;
+    seen->released = true;
+    seen->cv.notify_all();
+    // The probe's callback returns, and whatever was posted after it runs next.
+    ASSERT_TRUE(seen->cv.wait_for(lock, std::chrono::seconds(30), [&] { return seen->probe_closed; }));
+  }
+  // A barrier behind anything the source's closing posted: a second probe's closed callback.
+  std::promise<void> drained;
+  Check(natsOptions_Create(&opts), "options");
+  Check(natsOptions_SetURL(opts, server.url().c_str()), "url");
+  Check(natsOptions_SetClosedCB(
+            opts, [](natsConnection*, void* closure) { static_cast<std::promise<void>*>(closure)->set_value(); },
+            &drained),
+        "closed callback");
+  natsConnection* barrier = nullptr;
+  Check(natsConnection_Connect(&barrier, opts), "barrier connect");
+  natsOptions_Destroy(opts);
+  natsConnection_Close(barrier);
+  ASSERT_EQ(drained.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  natsConnection_Destroy(barrier);
+  natsConnection_Destroy(probe);
+
+  std::lock_guard lock(seen->mu);
+  EXPECT_EQ(seen->after_destroyed, 0);
+}
 
 TEST_F(NatsTest, PartitionOfAgreesWithTheServersPartitionMapping) {
   constexpr int kPartitions = 7;
