@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <tuple>
 
@@ -118,9 +119,9 @@ std::size_t EntriesOnDisk(const std::string& data_dir, const storage::IndexSpec&
   std::size_t n = 0;
   for (int hour = 0; hour < 24; ++hour) {
     for (int shard = 0; shard < index.shards; ++shard) {
-      char partition[32];
-      std::snprintf(partition, sizeof partition, "2026-06-23T%02d#%d", hour, shard);
-      auto it = store->NewIndexIterator(index.name, index.shards > 1 ? partition : std::string(partition, 13), "", "");
+      const std::string hour_value = "2026-06-23T" + std::string(hour < 10 ? "0" : "") + std::to_string(hour);
+      const std::string partition = index.shards > 1 ? hour_value + "#" + std::to_string(shard) : hour_value;
+      auto it = store->NewIndexIterator(index.name, partition, "", "");
       for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
     }
   }
