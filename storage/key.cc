@@ -1,6 +1,7 @@
 #include "storage/key.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -12,10 +13,17 @@
 namespace readingsd::storage {
 namespace {
 
-bool IsDeviceIdByte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-         c == '_' || c == ':' || c == '-';
-}
+// [A-Za-z0-9._:-], as a table: every index entry a query reads has its device id checked.
+constexpr std::array<bool, 256> kDeviceIdByte = [] {
+  std::array<bool, 256> ok{};
+  for (int c = 0; c < 256; ++c) {
+    ok[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+            c == ':' || c == '-';
+  }
+  return ok;
+}();
+
+bool IsDeviceIdByte(char c) { return kDeviceIdByte[static_cast<unsigned char>(c)]; }
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 

@@ -152,26 +152,22 @@ class IndexColumnsPage final : public query::IndexItemSink {
     timestamps_.reserve(expected_items * (storage::kSortKeyLength + 3));
   }
   void Add(const query::IndexItem& item) override {
-    if (columns_.rows() > 0) {
-      device_ids_.push_back(',');
-      timestamps_.push_back(',');
-    }
-    device_ids_.append("\"").append(item.device_id).push_back('"');
-    timestamps_.append("\"").append(item.sort_key).push_back('"');
+    const bool first = columns_.rows() == 0;
+    device_ids_.AppendQuotedItem(item.device_id, first);
+    timestamps_.AppendQuotedItem(item.sort_key, first);
     const std::span<const storage::AttributeView> attributes = Project(item.attributes, projection_, &kept_);
     if (spec_.partition == storage::IndexPartition::kAttribute) {
       columns_.AddRow(attributes);
       return;
     }
-    row_.assign(attributes.begin(), attributes.end());
-    row_.push_back({spec_.PartitionName(), item.partition});
-    columns_.AddRow(row_);
+    const storage::AttributeView partition{spec_.PartitionName(), item.partition};
+    columns_.AddRow(attributes, &partition);
   }
   std::string Finish(const query::IndexQueryResult& result) && {
     std::string body;
     body.reserve(128 + spec_.name.size() + device_ids_.size() + timestamps_.size() + columns_.MaxSize());
-    body.append("{\"index\":\"").append(spec_.name).append("\",\"deviceId\":[").append(device_ids_);
-    body.append("],\"readingTs\":[").append(timestamps_).append("],");
+    body.append("{\"index\":\"").append(spec_.name).append("\",\"deviceId\":[").append(device_ids_.view());
+    body.append("],\"readingTs\":[").append(timestamps_.view()).append("],");
     columns_.AppendTo(&body);
     AppendIndexPageEnd(spec_, result, &body);
     return body;
@@ -180,8 +176,8 @@ class IndexColumnsPage final : public query::IndexItemSink {
  private:
   const storage::IndexSpec& spec_;
   const Projection& projection_;
-  std::vector<storage::AttributeView> kept_, row_;  // reused for every item
-  std::string device_ids_, timestamps_;             // comma-separated
+  std::vector<storage::AttributeView> kept_;  // reused for every item
+  TextBuffer device_ids_, timestamps_;        // comma-separated
   Columns columns_;
 };
 

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -339,8 +340,26 @@ constexpr std::array<bool, 256> kPlainByte = [] {
   return plain;
 }();
 
+// 16 bytes at a time from 16 on (GCC's vector extensions: SSE2 on x86-64, NEON on arm64): every
+// string value and attribute name of a page is checked, byte by byte it was most of its cost.
 bool IsPlain(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return kPlainByte[static_cast<unsigned char>(c)]; });
+  if (s.size() < 16) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return kPlainByte[static_cast<unsigned char>(c)]; });
+  }
+  using Bytes = signed char __attribute__((vector_size(16)));
+  auto plain = [](const char* at) {
+    Bytes b;
+    std::memcpy(&b, at, sizeof b);
+    const Bytes bad = (b < 0x20) | (b == '"') | (b == '\\');  // a byte from 0x80 on is negative: below 0x20
+    uint64_t lanes[2];
+    std::memcpy(lanes, &bad, sizeof lanes);
+    return (lanes[0] | lanes[1]) == 0;
+  };
+  const char* end = s.data() + s.size();
+  for (const char* p = s.data(); end - p > 16; p += 16) {
+    if (!plain(p)) return false;
+  }
+  return plain(end - 16);  // the last 16 bytes, overlapping what the loop checked
 }
 
 char* WriteString(std::string_view s, char* p) {
@@ -367,23 +386,6 @@ char* WriteValue(const storage::AttributeView& a, char* p) {
   if (const auto* n = std::get_if<storage::NumberView>(&a.value)) return n->WriteTo(p);
   if (const auto* b = std::get_if<bool>(&a.value)) return Write(*b ? "true" : "false", p);
   return WriteString(std::get<std::string_view>(a.value), p);
-}
-
-// WriteValue at the end of `out`. A column grows by one value at a time: room for the longest
-// rendering of each (6 bytes per byte of a string) would be zero-filled only to be cut back,
-// which cost a format=columns page more than the rows page's one reservation per item.
-void AppendValue(const storage::AttributeView& a, std::string* out) {
-  const auto* s = std::get_if<std::string_view>(&a.value);
-  if (s && IsPlain(*s)) {
-    out->push_back('"');
-    out->append(*s).push_back('"');
-  } else if (const auto* n = std::get_if<storage::NumberView>(&a.value)) {
-    n->AppendTo(out);
-  } else {
-    const std::size_t begin = out->size();
-    out->resize(begin + ValueRoom(a));
-    out->resize(static_cast<std::size_t>(WriteValue(a, out->data() + begin) - out->data()));
-  }
 }
 
 }  // namespace
@@ -486,16 +488,38 @@ class PageWriter final : public ItemSink {
 
 }  // namespace
 
-void Columns::AddRow(std::span<const storage::AttributeView> attributes) {
-  for (const storage::AttributeView& a : attributes) {
-    Column& column = ColumnOf(a.name);
-    if (column.rows > rows_) continue;  // a name twice in one row: its first value, as a JSON reader keeps one
-    PadTo(&column, rows_);
-    if (column.rows > 0) column.values.push_back(',');
-    AppendValue(a, &column.values);
-    EndRow(&column);
+void TextBuffer::Grow(std::size_t n) {
+  const std::size_t capacity = std::max({2 * capacity_, size_ + n, std::size_t{64}});
+  auto data = std::make_unique_for_overwrite<char[]>(capacity);
+  if (size_ > 0) std::memcpy(data.get(), data_.get(), size_);
+  data_ = std::move(data);
+  capacity_ = capacity;
+}
+
+Columns::Column& Columns::FindColumn(std::string_view name) {
+  auto it = index_.find(name);
+  if (it == index_.end()) {
+    it = index_.emplace(std::string(name), columns_.size()).first;
+    columns_.push_back(Column{.name = std::string(name), .first_row = rows_});
   }
+  next_ = it->second + 1;
+  return columns_[it->second];
+}
+
+void Columns::AddRow(std::span<const storage::AttributeView> attributes, const storage::AttributeView* extra) {
+  for (const storage::AttributeView& a : attributes) AddValue(a);
+  if (extra) AddValue(*extra);
   ++rows_;
+}
+
+void Columns::AddValue(const storage::AttributeView& a) {
+  Column& column = ColumnOf(a.name);
+  if (column.rows > rows_) return;  // a name twice in one row: its first value, as a JSON reader keeps one
+  if (column.rows < rows_) PadTo(&column, rows_);
+  char* p = column.values.Room(1 + ValueRoom(a));
+  if (column.rows > 0) *p++ = ',';
+  column.values.Commit(WriteValue(a, p));
+  EndRow(&column);
 }
 
 void Columns::Append(const Columns& part, std::size_t n) {
@@ -506,7 +530,7 @@ void Columns::Append(const Columns& part, std::size_t n) {
     PadTo(&column, rows_);
     const std::size_t taken = std::min(n, from.rows);  // the rest are nulls, padded later
     if (column.rows > 0) column.values.push_back(',');
-    column.values.append(from.values, 0, from.ends[taken - 1]);
+    column.values.append(from.values.view().substr(0, from.ends[taken - 1]));
     column.rows += taken;
   }
   rows_ += n;
@@ -526,23 +550,9 @@ void Columns::AppendTo(std::string* body) {
     const std::size_t begin = body->size();
     body->resize(begin + 6 * column.name.size() + 2);
     body->resize(static_cast<std::size_t>(WriteString(column.name, body->data() + begin) - body->data()));
-    body->append(":[").append(column.values).push_back(']');
+    body->append(":[").append(column.values.view()).push_back(']');
   }
   body->push_back('}');
-}
-
-Columns::Column& Columns::ColumnOf(std::string_view name) {
-  // Rows mostly hold the same attributes in the same order: try the column after the last, and
-  // after the last column the first (a row's first attribute follows the last row's last).
-  if (next_ == columns_.size()) next_ = 0;
-  if (next_ < columns_.size() && columns_[next_].name == name) return columns_[next_++];
-  auto it = index_.find(name);
-  if (it == index_.end()) {
-    it = index_.emplace(std::string(name), columns_.size()).first;
-    columns_.push_back(Column{.name = std::string(name), .first_row = rows_});
-  }
-  next_ = it->second + 1;
-  return columns_[it->second];
 }
 
 void Columns::PadTo(Column* column, std::size_t rows) const {
@@ -572,8 +582,7 @@ class ColumnsWriter final : public ItemSink {
 
   void Add(std::string_view sort_key, std::string_view /*encoded*/,
            std::span<const storage::AttributeView> attributes) override {
-    if (columns_.rows() > 0) timestamps_.push_back(',');
-    timestamps_.append("\"").append(sort_key).push_back('"');
+    timestamps_.AppendQuotedItem(sort_key, columns_.rows() == 0);
     columns_.AddRow(Project(attributes, projection_, &kept_));
     if (part_) timestamp_ends_.push_back(timestamps_.size());
   }
@@ -591,14 +600,14 @@ class ColumnsWriter final : public ItemSink {
     if (n == 0) return;
     const auto& part = static_cast<const ColumnsWriter&>(*sink);
     if (columns_.rows() > 0) timestamps_.push_back(',');
-    timestamps_.append(part.timestamps_, 0, part.timestamp_ends_[n - 1]);
+    timestamps_.append(part.timestamps_.view().substr(0, part.timestamp_ends_[n - 1]));
     columns_.Append(part.columns_, n);
   }
 
   std::string Finish(const QueryResult& result) && {
     std::string body;
     body.reserve(128 + timestamps_.size() + columns_.MaxSize());
-    body.append("{\"deviceId\":\"").append(device_id_).append("\",\"readingTs\":[").append(timestamps_).append("],");
+    body.append("{\"deviceId\":\"").append(device_id_).append("\",\"readingTs\":[").append(timestamps_.view()).append("],");
     columns_.AppendTo(&body);
     AppendPageEnd(device_id_, result, &body);
     return body;
@@ -608,7 +617,7 @@ class ColumnsWriter final : public ItemSink {
   std::string_view device_id_;
   const Projection& projection_;
   std::vector<storage::AttributeView> kept_;  // reused for every item
-  std::string timestamps_;                    // readingTs' items, comma-separated
+  TextBuffer timestamps_;                     // readingTs' items, comma-separated
   std::vector<std::size_t> timestamp_ends_;   // a part's: where each row's timestamp ends
   Columns columns_;
   bool part_;

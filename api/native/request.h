@@ -2,7 +2,9 @@
 // than one endpoint takes, and the JSON answers and errors. Internal to api/native/.
 #pragma once
 
+#include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -61,6 +63,47 @@ std::span<const storage::AttributeView> Project(std::span<const storage::Attribu
 void AppendItem(std::string_view device_id, std::string_view sort_key,
                 std::span<const storage::AttributeView> attributes, std::string* out);
 
+// Text appended a few bytes at a time, many times per reading (a format=columns page's columns):
+// its appends are inline and growing it never zero-fills, where std::string's push_back and
+// append were calls of their own and resize writes zeros before the text does.
+class TextBuffer {
+ public:
+  std::size_t size() const { return size_; }
+  std::string_view view() const { return {data_.get(), size_}; }
+  void reserve(std::size_t n) {
+    if (n > capacity_) Grow(n - size_);
+  }
+  // Room for `n` more bytes at the end: write there, then Commit the end of what was written.
+  char* Room(std::size_t n) {
+    if (capacity_ - size_ < n) Grow(n);
+    return data_.get() + size_;
+  }
+  void Commit(char* end) { size_ = static_cast<std::size_t>(end - data_.get()); }
+  void push_back(char c) { *Room(1) = c, ++size_; }
+  void append(std::string_view s) {
+    char* p = Room(s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    size_ += s.size();
+  }
+  // `text` in quotes, after a comma unless it is the first item: for device ids and sort keys,
+  // which never need escaping.
+  void AppendQuotedItem(std::string_view text, bool first) {
+    char* p = Room(text.size() + 3);
+    if (!first) *p++ = ',';
+    *p++ = '"';
+    std::memcpy(p, text.data(), text.size());
+    p += text.size();
+    *p++ = '"';
+    Commit(p);
+  }
+
+ private:
+  void Grow(std::size_t n);  // capacity for `n` more bytes, at least doubled
+
+  std::unique_ptr<char[]> data_;
+  std::size_t size_ = 0, capacity_ = 0;
+};
+
 // The attributes of a format=columns page (a device's readings, an index's): a column per
 // attribute its rows hold, in the order they first appear, each as long as the rows, null where
 // a row lacks it. Each column is rendered as its rows arrive, padded with nulls only when its
@@ -71,8 +114,9 @@ class Columns {
   // rows ends, so that Append can take its first rows.
   explicit Columns(bool part = false) : part_(part) {}
 
-  // The next row's attributes; a name twice in it keeps its first value.
-  void AddRow(std::span<const storage::AttributeView> attributes);
+  // The next row's attributes, and `extra` after them when set (an index page's readingHour,
+  // so the row is not copied to hold it); a name twice in it keeps its first value.
+  void AddRow(std::span<const storage::AttributeView> attributes, const storage::AttributeView* extra = nullptr);
   // The first `n` rows of `part` after these rows.
   void Append(const Columns& part, std::size_t n);
   std::size_t rows() const { return rows_; }
@@ -84,12 +128,20 @@ class Columns {
  private:
   struct Column {
     std::string name;
-    std::string values;             // comma-separated, rows 0 .. rows-1
+    TextBuffer values;              // comma-separated, rows 0 .. rows-1
     std::size_t rows = 0;           // values held, nulls included
     std::size_t first_row = 0;      // of its first value that is not a padding null
     std::vector<std::size_t> ends;  // a part's: where each row's value ends in values
   };
-  Column& ColumnOf(std::string_view name);
+  Column& ColumnOf(std::string_view name) {
+    // Rows mostly hold the same attributes in the same order: try the column after the last, and
+    // after the last column the first (a row's first attribute follows the last row's last).
+    if (next_ == columns_.size()) next_ = 0;
+    if (next_ < columns_.size() && columns_[next_].name == name) return columns_[next_++];
+    return FindColumn(name);
+  }
+  Column& FindColumn(std::string_view name);  // ColumnOf past its guess, adding the column when new
+  void AddValue(const storage::AttributeView& a);
   void PadTo(Column* column, std::size_t rows) const;
   void EndRow(Column* column) const;
 

@@ -421,10 +421,15 @@ TEST_F(NativeApiTest, PagesRenderEveryValueExactly) {
       "", "plain", "quote\" backslash\\ slash/", "tab\t newline\n nul", std::string("nul\0byte", 8),
       "\x01\x1f control", "°C ünïcödé 温度 😀", "</script>"};
   // Plain strings are written as they are: each byte that needs escaping (or is not ASCII, or
-  // not UTF-8) at every offset of a longer string must still be caught.
+  // not UTF-8) at every offset of a longer string must still be caught, in strings shorter than
+  // IsPlain's 16-byte blocks, of one and a bit, and of several.
   std::vector<std::string> strings = fixed;
   for (const std::string special : {"\"", "\\", "\x01", "\x1f", "\n", "\xc3\xa9", "\xff"}) {
-    for (std::size_t at = 0; at <= 17; ++at) strings.push_back(std::string(at, ' ') + special + std::string(17 - at, '~'));
+    for (std::size_t size : {std::size_t{9}, std::size_t{18}, std::size_t{41}}) {
+      for (std::size_t at = 0; at < size; ++at) {
+        strings.push_back(std::string(at, ' ') + special + std::string(size - 1 - at, '~'));
+      }
+    }
   }
   // Numbers are written as their canonical text: doubles as written before numbers were exact
   // (the shortest decimal of each, however long its plain form), and numbers across DynamoDB's

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "storage/key.h"
@@ -134,6 +136,72 @@ TEST_F(IndexQueryTest, RefusesUnknownIndexesAndValuesOfTheOtherType) {
   r = Hot({"2026-06-23T08"}, SortKeyOp::kGt, "27");
   r.exclusive_start = IndexPosition{"2026-06-23T10", IndexTail({true, "1"}, "d1", std::string(30, '0'))};
   EXPECT_TRUE(Run(r, &sink, &result).IsInvalidArgument());
+}
+
+// The shards of a value are merged by whole entry: equal temperatures (in every shard) in device
+// id and then time order, the same for 8 shards, 3 (not a power of two) and 1, backward the
+// reverse; shards without entries, and a value without any, are merged as well.
+TEST(IndexQueryMergeTest, ShardsMergeInEntryOrderWithTiesAndEmptyShards) {
+  test::TempDir dir;
+  storage::StoreOptions options;
+  options.path = dir.path() + "/db";
+  for (int shards : {8, 3, 1}) {
+    options.indexes.push_back(storage::IndexSpec{.name = "t" + std::to_string(shards),
+                                                 .sort_attribute = "temperature", .shards = shards});
+  }
+  std::unique_ptr<storage::Store> store;
+  ASSERT_TRUE(storage::Store::Open(options, &store).ok());
+  // 08: 12 devices, 5 readings each, temperatures 0, 1 and 2 only. 09: one reading.
+  std::vector<Reading> batch;
+  std::vector<std::tuple<int, std::string, std::string>> expected;  // temperature, device, sort key
+  for (int d = 0; d < 12; ++d) {
+    for (int m = 0; m < 5; ++m) {
+      std::string sk;
+      ASSERT_TRUE(storage::NormalizeTimestamp("2026-06-23T08:0" + std::to_string(m) + ":00Z", &sk).ok());
+      const int t = (d + m) % 3;
+      batch.push_back(Reading{"d" + std::to_string(10 + d), sk, {{"temperature", storage::Number(t)}}});
+      expected.emplace_back(t, "d" + std::to_string(10 + d), sk);
+    }
+  }
+  std::string late;
+  ASSERT_TRUE(storage::NormalizeTimestamp("2026-06-23T09:30:00Z", &late).ok());
+  batch.push_back(Reading{"d99", late, {{"temperature", storage::Number(-4.5)}}});
+  ASSERT_TRUE(store->Write(batch).ok());
+  std::sort(expected.begin(), expected.end());
+
+  class Entries : public IndexItemSink {
+   public:
+    void Add(const IndexItem& item) override {
+      std::string_view encoded = item.sort;
+      IndexValue sort;
+      EXPECT_TRUE(storage::ReadIndexValue(&encoded, &sort));
+      items.emplace_back(std::stoi(sort.text), std::string(item.device_id), std::string(item.sort_key));
+    }
+    std::vector<std::tuple<int, std::string, std::string>> items;
+  };
+  for (const char* index : {"t8", "t3", "t1"}) {
+    for (bool forward : {true, false}) {
+      IndexQueryRequest r;
+      r.index = index;
+      r.values = {"2026-06-23T08"};
+      r.scan_forward = forward;
+      Entries sink;
+      IndexQueryResult result;
+      ASSERT_TRUE(IndexQuery(*store, r, &sink, &result).ok()) << index;
+      auto want = expected;
+      if (!forward) std::reverse(want.begin(), want.end());
+      EXPECT_EQ(sink.items, want) << index << (forward ? " forward" : " backward");
+    }
+    for (const char* hour : {"2026-06-23T09", "2026-06-23T10"}) {  // one entry in one shard; none
+      IndexQueryRequest r;
+      r.index = index;
+      r.values = {hour};
+      Entries sink;
+      IndexQueryResult result;
+      ASSERT_TRUE(IndexQuery(*store, r, &sink, &result).ok()) << index;
+      EXPECT_EQ(sink.items.size(), std::string(hour).ends_with("09") ? 1u : 0u) << index << " " << hour;
+    }
+  }
 }
 
 }  // namespace
