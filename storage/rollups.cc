@@ -343,7 +343,13 @@ Status Rollups::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batc
     if (Status s = SlotOf(device, start, r.sort_key, &record); !s.ok()) return s;
     Fold(w, record);
   }
-  for (std::size_t i = 0; i < used_; ++i) {
+  // In key order, so each goes into the memtable a step past the one before (rocks_options.cc,
+  // InsertHintPrefix), not from the top of it.
+  order_.clear();
+  for (std::size_t i = 0; i < used_; ++i) order_.push_back(i);
+  const auto by_key = [this](std::size_t a, std::size_t b) { return slots_[a].key < slots_[b].key; };
+  if (!std::is_sorted(order_.begin(), order_.end(), by_key)) std::sort(order_.begin(), order_.end(), by_key);
+  for (std::size_t i : order_) {
     EncodeRollup(slots_[i].record(), &scratch_, &value_);
     if (auto s = batch->Put(slots_[i].key, value_); !s.ok()) return FromRocks(s, "write batch");
   }
