@@ -218,6 +218,8 @@ Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
   const rocksdb::Slice lower_slice(lower), upper_slice(upper);
   auto it = RangeIterator(db_, lower_slice, upper_slice);
   it->SeekToFirst();
+  // A device with no record at all (every new one) needs no second seek for its newest.
+  const bool any_record = it->Valid();
   if (it->Valid() && it->key().size() == lower.size()) {
     device.floor_stored = true;
     if (Status s = ReadRollupFloor(std::string_view(it->value().data(), it->value().size()), &device.floor); !s.ok()) {
@@ -237,8 +239,8 @@ Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
   }
   // A device the sweep has not reached yet keeps its floor record until PlanSweep raises it.
   if (!device.floor_stored) device.floor = std::max(device.floor, horizon_floor_);
-  it->SeekToLast();
-  if (it->Valid() && it->key().size() > lower.size()) {
+  if (any_record) it->SeekToLast();
+  if (any_record && it->Valid() && it->key().size() > lower.size()) {
     std::string_view id, granule;
     if (!DecodeRollupKey(std::string_view(it->key().data(), it->key().size()), &id, &granule) || granule.empty()) {
       return Status::Corruption("a rollup key does not decode");
