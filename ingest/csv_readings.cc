@@ -38,26 +38,29 @@ Status ReadRecord(std::string_view* data, std::vector<Cell>* cells, std::size_t*
     Cell& cell = cells->back();
     if (i < d.size() && d[i] == '"' && cell.text.empty() && !cell.quoted) {
       cell.quoted = true;
-      for (++i;; ++i) {
-        if (i == d.size()) return SkipRecord(data, d.size(), lines, "a quoted field is never closed");
-        if (d[i] == '"') {
-          if (i + 1 < d.size() && d[i + 1] == '"') {
-            cell.text.push_back('"');
-            ++i;
-            continue;
-          }
+      // Up to each quote in one piece: it closes the field, or is the first of "" (a quote).
+      for (++i;;) {
+        const std::size_t quote = d.find('"', i);
+        if (quote == std::string_view::npos) return SkipRecord(data, d.size(), lines, "a quoted field is never closed");
+        const std::string_view run = d.substr(i, quote - i);
+        *lines += static_cast<std::size_t>(std::count(run.begin(), run.end(), '\n'));
+        cell.text.append(run);
+        i = quote + 1;
+        if (i < d.size() && d[i] == '"') {
+          cell.text.push_back('"');
           ++i;
-          break;
+          continue;
         }
-        if (d[i] == '\n') ++*lines;
-        cell.text.push_back(d[i]);
+        break;
       }
       if (i + 1 < d.size() && d[i] == '\r' && d[i + 1] == '\n') ++i;  // CRLF
       if (i < d.size() && d[i] != ',' && d[i] != '\n') {
         return SkipRecord(data, i, lines, "text after a quoted field's closing quote");
       }
     }
-    while (i < d.size() && d[i] != ',' && d[i] != '\n') cells->back().text.push_back(d[i++]);
+    const std::size_t start = i;
+    while (i < d.size() && d[i] != ',' && d[i] != '\n') ++i;
+    cells->back().text.append(d.substr(start, i - start));
     if (i < d.size() && d[i] == ',') {
       ++i;
       cells->emplace_back();
@@ -109,6 +112,7 @@ void ParseRecord(const ReadingChecks& checks, Precision precision, const CsvColu
   } else if (Status s = storage::NormalizeTimestamp(ts, &reading.sort_key); !s.ok()) {
     return Reject(out, RejectReason::kInvalidTimestamp, s.message(), reading.device_id, line);
   }
+  reading.attributes.reserve(cells.size() - 2);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (i == columns.device || i == columns.timestamp || (cells[i].text.empty() && !cells[i].quoted)) continue;
     std::string& text = cells[i].text;

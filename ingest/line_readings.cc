@@ -1,6 +1,9 @@
 #include "ingest/line_readings.h"
 
-#include <map>
+#include <bit>
+#include <charconv>
+#include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -77,7 +80,19 @@ bool Refuse(Rejection* rejection, RejectReason reason, std::string message) {
 
 // The reading of one parsed point, or false with *rejection set.
 bool ToReading(const Mapping& m, const lineproto::Point& point, storage::Reading* reading, Rejection* rejection) {
-  std::vector<bool> tag_used(point.tags.size(), false);
+  // The tags the template used, which are not attributes: a bit each for the first 64, beyond
+  // them (a point that has so many) a vector.
+  uint64_t used_mask = 0;
+  std::vector<bool> used_more;
+  const auto use = [&](std::size_t i) {
+    if (i < 64) {
+      used_mask |= uint64_t{1} << i;
+      return;
+    }
+    if (used_more.empty()) used_more.resize(point.tags.size());
+    used_more[i] = true;
+  };
+  const auto used = [&](std::size_t i) { return i < 64 ? (used_mask >> i & 1) != 0 : !used_more.empty() && used_more[i]; };
   for (const Piece& piece : m.pieces) {
     if (piece.kind == Piece::kText) {
       reading->device_id += piece.text;
@@ -85,7 +100,7 @@ bool ToReading(const Mapping& m, const lineproto::Point& point, storage::Reading
       reading->device_id += point.measurement;
     } else if (std::size_t i = TagIndex(point, piece.text); i != std::string::npos) {
       reading->device_id += point.tags[i].second;
-      tag_used[i] = true;
+      use(i);
     } else {
       return Refuse(rejection, RejectReason::kMissingDeviceId, "no tag \"" + piece.text + "\" to name the device with");
     }
@@ -95,16 +110,21 @@ bool ToReading(const Mapping& m, const lineproto::Point& point, storage::Reading
   }
   rejection->device_id = reading->device_id;
 
-  std::string ts_text = "(none: the server's clock)";
+  // The timestamp as the messages of a refusal quote it, in a buffer: most points pass.
+  char ts_buffer[24];
+  std::string_view ts_text = "(none: the server's clock)";
   if (!point.timestamp) {
     reading->sort_key = m.now_key;
   } else {
-    ts_text = std::to_string(*point.timestamp);
+    const auto [end, error] = std::to_chars(ts_buffer, ts_buffer + sizeof ts_buffer, *point.timestamp);
+    ts_text = std::string_view(ts_buffer, static_cast<std::size_t>(end - ts_buffer));
     if (!EpochSortKey(*point.timestamp, m.precision, &reading->sort_key)) {
-      return Refuse(rejection, RejectReason::kInvalidTimestamp, "timestamp " + ts_text + " is out of range at this precision");
+      return Refuse(rejection, RejectReason::kInvalidTimestamp,
+                    "timestamp " + std::string(ts_text) + " is out of range at this precision");
     }
   }
 
+  reading->attributes.reserve(point.fields.size() + point.tags.size());
   for (const lineproto::Field& field : point.fields) {
     storage::AttributeValue value;
     switch (field.type) {
@@ -121,7 +141,7 @@ bool ToReading(const Mapping& m, const lineproto::Point& point, storage::Reading
     reading->attributes.push_back({field.key, std::move(value)});
   }
   for (std::size_t i = 0; i < point.tags.size(); ++i) {
-    if (!tag_used[i]) reading->attributes.push_back({point.tags[i].first, point.tags[i].second});
+    if (!used(i)) reading->attributes.push_back({point.tags[i].first, point.tags[i].second});
   }
   for (std::size_t i = 0; i < reading->attributes.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
@@ -156,6 +176,38 @@ bool Merge(storage::Reading&& reading, storage::Reading* into, Rejection* reject
   }
   return true;
 }
+
+// The readings of a body by device and instant, so that a later line of the same ones merges
+// into its reading: open addressing over their places in the body's readings, sized for every
+// point of the body (at most half full), with no allocation per reading.
+class ReadingsByKey {
+ public:
+  explicit ReadingsByKey(std::size_t points) : slots_(std::bit_ceil(2 * points + 1), kEmpty) {}
+
+  // The place in `readings` of the reading of `r`'s device and instant; when there is none,
+  // `next` (recorded as its place) and *added.
+  std::size_t FindOrAdd(const std::vector<storage::Reading>& readings, const storage::Reading& r, std::size_t next,
+                        bool* added) {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = (std::hash<std::string_view>()(r.device_id) * 31 + std::hash<std::string_view>()(r.sort_key)) & mask;
+    for (;; i = (i + 1) & mask) {
+      if (slots_[i] == kEmpty) {
+        slots_[i] = next;
+        *added = true;
+        return next;
+      }
+      const storage::Reading& other = readings[slots_[i]];
+      if (other.device_id == r.device_id && other.sort_key == r.sort_key) {
+        *added = false;
+        return slots_[i];
+      }
+    }
+  }
+
+ private:
+  static constexpr std::size_t kEmpty = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> slots_;
+};
 
 }  // namespace
 
@@ -215,7 +267,8 @@ void ParseLineProtocol(const PayloadOptions& checks, const LineProtocolOptions& 
     return refuse_whole(RejectReason::kBatchTooLarge, "body of " + std::to_string(points) + " points exceeds " +
                                                           std::to_string(checks.max_batch));
   }
-  std::map<std::pair<std::string, std::string>, std::size_t> read;  // (device, sort key) → readings index
+  ReadingsByKey read(points);
+  out->readings.reserve(points);
   lineproto::Point point;
   for (lineproto::LineReader lines(body); lines.Next(&line, &number);) {
     Rejection rejection;
@@ -224,8 +277,9 @@ void ParseLineProtocol(const PayloadOptions& checks, const LineProtocolOptions& 
     if (Status s = lineproto::ParsePoint(line, &point); !s.ok()) {
       rejection = {RejectReason::kMalformedLine, s.message(), ""};
     } else if (ToReading(m, point, &reading, &rejection)) {
-      auto [at, added] = read.try_emplace({reading.device_id, reading.sort_key}, out->readings.size());
-      ok = added || Merge(std::move(reading), &out->readings[at->second], &rejection);
+      bool added = false;
+      const std::size_t at = read.FindOrAdd(out->readings, reading, out->readings.size(), &added);
+      ok = added || Merge(std::move(reading), &out->readings[at], &rejection);
       if (added) out->readings.push_back(std::move(reading));
     }
     if (!ok) {

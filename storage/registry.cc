@@ -173,6 +173,10 @@ Status Registry::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* bat
       r.latest = w.value;
     }
   }
+  // In key order, so each goes into the memtable a step past the one before (rocks_options.cc,
+  // InsertHintPrefix), not from the top of it.
+  const auto by_id = [](const Records::value_type* a, const Records::value_type* b) { return a->first < b->first; };
+  if (!std::is_sorted(pending_.begin(), pending_.end(), by_id)) std::sort(pending_.begin(), pending_.end(), by_id);
   for (const Records::value_type* planned : pending_) {
     EncodeDeviceRecord(planned->second.planned, &value_);
     if (auto s = batch->Put(RegistryKey(planned->first), value_); !s.ok()) return FromRocks(s, "write batch");

@@ -37,6 +37,40 @@ class PartitionPrefix : public rocksdb::SliceTransform {
   }
 };
 
+// Where a memtable insert starts its search (memtable_insert_with_hint_prefix_extractor): one
+// place per partition for readings, which arrive in time order per device; one per key space for
+// the registry and rollup records, which each batch writes in key order (Registry::Plan,
+// Rollups::Plan), each a few versions past the one before. Without a hint every such record,
+// one or two per reading when a batch spreads over many devices, searches the whole memtable
+// from its top level. A hint only saves comparisons: the skiplist checks it against the key's
+// neighbours and searches from higher up when it does not bracket the key. A write group that
+// RocksDB inserts in parallel (allow_concurrent_memtable_write, its default, when writers' batches
+// meet; the store's writes mostly take its write lock) inserts without hints.
+//
+// No key a DeleteRange begins at may be in the domain: RocksDB before 9.2 keeps one hint per
+// prefix for the point keys' skiplist and the range tombstones' alike (fixed upstream in 9.2),
+// so a tombstone's hint would be taken for a point key, which would then be linked into the
+// tombstones' list and lost. The store's range deletions begin at "ROL#" alone
+// (Rollups::Prepare) and at "IDX#" name SEP (a dropped index): a rollup key needs its SEP, a
+// registry key its device id, and no index key is hinted.
+class InsertHintPrefix : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "readingsd.InsertHintPrefix.v1"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    std::string_view k(key.data(), key.size());
+    if (k.starts_with(kPartitionPrefix)) return rocksdb::Slice(key.data(), k.find(kSeparator) + 1);
+    return rocksdb::Slice(key.data(), kRegistryPrefix.size());  // "REG#" or "ROL#" (the assert below)
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    std::string_view k(key.data(), key.size());
+    if (k.starts_with(kPartitionPrefix) || k.starts_with(kRollupPrefix)) {
+      return k.find(kSeparator) != std::string_view::npos;
+    }
+    return k.starts_with(kRegistryPrefix) && k.size() > kRegistryPrefix.size();
+  }
+};
+static_assert(kRegistryPrefix.size() == kRollupPrefix.size());
+
 // RocksDB's own info LOG writer (EnvLogger) asserts on the first write after a failed one, and
 // Debian's librocksdb 7.8 is built with assertions: the second LOG line after the disk fills
 // aborted the process (WritableFileWriter::AssertFalseAndGetStatusForPrevError). This one
@@ -204,8 +238,8 @@ rocksdb::Options MakeOptions(const StoreOptions& options, std::shared_ptr<rocksd
   o.optimize_filters_for_hits = true;
   // Each device's readings arrive in time order, so its next key goes right after its last one:
   // a per-partition insert hint makes the memtable insert near O(1) instead of a full skiplist
-  // search among every other device's keys.
-  o.memtable_insert_with_hint_prefix_extractor = o.prefix_extractor;
+  // search among every other device's keys (InsertHintPrefix).
+  o.memtable_insert_with_hint_prefix_extractor = std::make_shared<InsertHintPrefix>();
   o.statistics = std::move(stats);
   if (writable) {
     o.info_log = InfoLog::Open(options.path);

@@ -218,6 +218,8 @@ Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
   const rocksdb::Slice lower_slice(lower), upper_slice(upper);
   auto it = RangeIterator(db_, lower_slice, upper_slice);
   it->SeekToFirst();
+  // A device with no record at all (every new one) needs no second seek for its newest.
+  const bool any_record = it->Valid();
   if (it->Valid() && it->key().size() == lower.size()) {
     device.floor_stored = true;
     if (Status s = ReadRollupFloor(std::string_view(it->value().data(), it->value().size()), &device.floor); !s.ok()) {
@@ -237,8 +239,8 @@ Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
   }
   // A device the sweep has not reached yet keeps its floor record until PlanSweep raises it.
   if (!device.floor_stored) device.floor = std::max(device.floor, horizon_floor_);
-  it->SeekToLast();
-  if (it->Valid() && it->key().size() > lower.size()) {
+  if (any_record) it->SeekToLast();
+  if (any_record && it->Valid() && it->key().size() > lower.size()) {
     std::string_view id, granule;
     if (!DecodeRollupKey(std::string_view(it->key().data(), it->key().size()), &id, &granule) || granule.empty()) {
       return Status::Corruption("a rollup key does not decode");
@@ -343,7 +345,13 @@ Status Rollups::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batc
     if (Status s = SlotOf(device, start, r.sort_key, &record); !s.ok()) return s;
     Fold(w, record);
   }
-  for (std::size_t i = 0; i < used_; ++i) {
+  // In key order, so each goes into the memtable a step past the one before (rocks_options.cc,
+  // InsertHintPrefix), not from the top of it.
+  order_.clear();
+  for (std::size_t i = 0; i < used_; ++i) order_.push_back(i);
+  const auto by_key = [this](std::size_t a, std::size_t b) { return slots_[a].key < slots_[b].key; };
+  if (!std::is_sorted(order_.begin(), order_.end(), by_key)) std::sort(order_.begin(), order_.end(), by_key);
+  for (std::size_t i : order_) {
     EncodeRollup(slots_[i].record(), &scratch_, &value_);
     if (auto s = batch->Put(slots_[i].key, value_); !s.ok()) return FromRocks(s, "write batch");
   }

@@ -133,6 +133,7 @@ class Rollups {
   std::vector<Devices::value_type*> touched_;  // until Commit
   std::vector<Slot> slots_;  // the first `used_` belong to the current plan; the rest keep their room
   std::size_t used_ = 0;
+  std::vector<std::size_t> order_;  // Plan's slots in key order, reused
   int64_t horizon_floor_ = kNoFloor;
   std::string value_, scratch_;
 };

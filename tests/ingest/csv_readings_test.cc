@@ -57,6 +57,24 @@ TEST(CsvReadingsTest, QuotingAndLineNumbers) {
   EXPECT_EQ(m.rejections[2].reason, RejectReason::kMalformedLine);
 }
 
+// Quoted fields read in runs between quotes: quotes doubled at either end, an empty quoted
+// field, a line end inside, and a quote never closed, which refuses the rest.
+TEST(CsvReadingsTest, QuotedFieldsEdgesAndAnUnclosedQuote) {
+  ParsedMessage m = Parse("deviceId,readingTs,a,b\n"
+                          "d1,1782201600,\"\"\"x\"\"\",\"\"\n"
+                          "d1,1782201601,\"two\nlines\",plain\n"
+                          "d1,1782201602,\"never closed,x\n"
+                          "d1,1782201603,y,z\n");
+  ASSERT_EQ(m.readings.size(), 2u);
+  EXPECT_EQ(std::get<std::string>(m.readings[0].attributes[0].value), "\"x\"");
+  EXPECT_EQ(std::get<std::string>(m.readings[0].attributes[1].value), "");  // quoted: kept, though empty
+  EXPECT_EQ(std::get<std::string>(m.readings[1].attributes[0].value), "two\nlines");
+  EXPECT_EQ(std::get<std::string>(m.readings[1].attributes[1].value), "plain");
+  ASSERT_EQ(m.rejections.size(), 1u);
+  EXPECT_EQ(m.rejections[0].index, 5u);
+  EXPECT_EQ(m.rejections[0].reason, RejectReason::kMalformedLine);
+}
+
 TEST(CsvReadingsTest, TheSameChecksAsEveryWayIn) {
   ParsedMessage m = Parse("device,time,v\n"
                           ",1782201600,1\n"

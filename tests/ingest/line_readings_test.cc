@@ -112,6 +112,50 @@ TEST(LineReadingsTest, LinesOfOneDeviceAndInstantAreOneReading) {
   EXPECT_EQ(m.readings[0].attributes.size(), 3u);  // the refused line left nothing behind
 }
 
+// Many devices, each instant's lines apart in the body: each device and instant is one reading,
+// in the order of its first line, and no two others are taken for one.
+TEST(LineReadingsTest, LinesOfOneDeviceAndInstantMergeAcrossABodyOfManyDevices) {
+  std::string body;
+  for (int part = 0; part < 2; ++part) {
+    for (int d = 0; d < 500; ++d) {
+      for (int t = 0; t < 2; ++t) {
+        body += "m,device=d" + std::to_string(d) + (part == 0 ? " a=" : " b=") + std::to_string(d) + " " +
+                std::to_string(1782201600 + t) + "\n";
+      }
+    }
+  }
+  PayloadOptions checks = Checks();
+  checks.max_batch = 2000;
+  ParsedMessage m = Parse(body, {.precision = Precision::kSeconds}, checks);
+  EXPECT_TRUE(m.rejections.empty());
+  ASSERT_EQ(m.readings.size(), 1000u);
+  for (int d = 0; d < 500; ++d) {
+    for (int t = 0; t < 2; ++t) {
+      const storage::Reading& r = m.readings[static_cast<std::size_t>(2 * d + t)];
+      EXPECT_EQ(r.device_id, "d" + std::to_string(d));
+      EXPECT_EQ(r.sort_key, t == 0 ? "2026-06-23T08:00:00.000000000Z" : "2026-06-23T08:00:01.000000000Z");
+      ASSERT_EQ(r.attributes.size(), 2u) << r.device_id;
+      EXPECT_EQ(r.attributes[0].name, "a");
+      EXPECT_EQ(r.attributes[1].name, "b");
+    }
+  }
+}
+
+// The template's tags are not attributes, wherever they stand among many.
+TEST(LineReadingsTest, ATemplateTagPastTheSixtyFourthIsNotAnAttribute) {
+  std::string line = "m";
+  for (int i = 0; i < 70; ++i) line += ",t" + std::to_string(i) + "=v" + std::to_string(i);
+  line += " f=1 1782201600000000000";
+  ParsedMessage m = Parse(line, {.device_template = "{tag:t2}.{tag:t66}"});
+  ASSERT_EQ(m.readings.size(), 1u) << (m.rejections.empty() ? "" : m.rejections[0].message);
+  EXPECT_EQ(m.readings[0].device_id, "v2.v66");
+  EXPECT_EQ(m.readings[0].attributes.size(), 69u);  // f and 68 tags
+  EXPECT_EQ(Find(m.readings[0], "t2"), nullptr);
+  EXPECT_EQ(Find(m.readings[0], "t66"), nullptr);
+  ASSERT_NE(Find(m.readings[0], "t65"), nullptr);
+  ASSERT_NE(Find(m.readings[0], "t67"), nullptr);
+}
+
 TEST(LineReadingsTest, EveryBadLineIsRefusedByLineNumberAndTheRestKept) {
   ParsedMessage m = Parse("# comment\n"
                           "m,device=d v=1 1782201600000000000\n"

@@ -67,6 +67,28 @@ TEST(LineProtocolTest, Escapes) {
   EXPECT_EQ(Parsed(R"(m\=x v=1)").measurement, R"(m\=x)");  // '=' needs no escape in a measurement
 }
 
+// A Point parsed into again keeps nothing of the line before, longer or shorter, escaped or not.
+TEST(LineProtocolTest, APointParsedIntoAgainHoldsOnlyTheNewLine) {
+  Point p;
+  ASSERT_TRUE(ParsePoint(R"(long\ measurement,a=1,b=2,c=3 x=1,y="a long string value here",z=true 5)", &p).ok());
+  ASSERT_TRUE(ParsePoint("m,t=v\\,w f=2i", &p).ok());
+  EXPECT_EQ(p.measurement, "m");
+  ASSERT_EQ(p.tags.size(), 1u);
+  EXPECT_EQ(p.tags[0], (std::pair<std::string, std::string>{"t", "v,w"}));
+  ASSERT_EQ(p.fields.size(), 1u);
+  EXPECT_EQ(p.fields[0].key, "f");
+  EXPECT_EQ(p.fields[0].type, FieldType::kInteger);
+  EXPECT_EQ(p.fields[0].value, "2");
+  EXPECT_FALSE(p.timestamp.has_value());
+  ASSERT_FALSE(ParsePoint("m,a=1,b=2 bad", &p).ok());  // a failed parse leaves it unspecified...
+  ASSERT_TRUE(ParsePoint("n a=1,b=2,c=3 7", &p).ok());  // ...and the next one whole
+  EXPECT_EQ(p.measurement, "n");
+  EXPECT_TRUE(p.tags.empty());
+  ASSERT_EQ(p.fields.size(), 3u);
+  EXPECT_EQ(p.fields[2].key, "c");
+  EXPECT_EQ(*p.timestamp, 7);
+}
+
 TEST(LineProtocolTest, MalformedLinesSayWhere) {
   EXPECT_EQ(ErrorOf("weather"), "column 8: missing fields");
   EXPECT_EQ(ErrorOf("weather,location temperature=1"), "column 17: tag \"location\" has no '='");

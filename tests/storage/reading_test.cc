@@ -59,6 +59,16 @@ TEST(Attributes, Validation) {
   EXPECT_FALSE(ValidateAttributes({{std::string(kMaxAttributeNameLength + 1, 'n'), 1.0}}).ok());
   EXPECT_FALSE(ValidateAttributes({{"deviceId", std::string("x")}}).ok());
   EXPECT_FALSE(ValidateAttributes({{"readingTs", std::string("x")}}).ok());
+  // Few names and many are checked alike: a duplicate anywhere, first and last among them.
+  for (int n : {3, 16, 17, 40}) {
+    std::vector<Attribute> many;
+    for (int i = 0; i < n; ++i) many.push_back({"a" + std::to_string(i), 1.0});
+    EXPECT_TRUE(ValidateAttributes(many).ok()) << n;
+    many.push_back({"a0", 2.0});
+    EXPECT_FALSE(ValidateAttributes(many).ok()) << n;
+    many.back().name = "a" + std::to_string(n - 1);
+    EXPECT_FALSE(ValidateAttributes(many).ok()) << n;
+  }
 }
 
 TEST(Attributes, ReaderSeesWhatDecodeSees) {
