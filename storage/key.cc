@@ -34,27 +34,54 @@ void PutDigits(char* out, int width, int value) {
   for (int i = width - 1; i >= 0; --i, value /= 10) out[i] = static_cast<char>('0' + value % 10);
 }
 
+void PutTwoDigits(char* out, int value) {
+  out[0] = static_cast<char>('0' + value / 10);
+  out[1] = static_cast<char>('0' + value % 10);
+}
+
 // The first and last whole seconds a sort key can hold.
 const date::sys_seconds kFirstSortKeySecond = date::sys_days{date::year{0} / 1 / 1};
 const date::sys_seconds kLastSortKeySecond =
     date::sys_days{date::year{9999} / 12 / 31} + std::chrono::hours(23) + std::chrono::minutes(59) +
     std::chrono::seconds(59);
 
+// YYYY-MM-DDTHH:MM:SS of `utc` (within the two above) at `out`, 19 bytes. Days to a civil date
+// in integers (date.h's civil_from_days, unrolled here): aggregates write a sort key per bucket
+// and a timestamp per bucket answered, where date's types cost several times as much.
+void PutDateTime(int64_t utc, char* out) {
+  const int64_t days = FloorToMultiple(utc, 86400) / 86400;
+  const auto second_of_day = static_cast<int>(utc - days * 86400);
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<int>(z - era * 146097);                // [0, 146096]
+  const int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+  const int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);             // [0, 365]
+  const int mp = (5 * doy + 2) / 153;                                 // [0, 11]
+  const int day = doy - (153 * mp + 2) / 5 + 1;                        // [1, 31]
+  const int month = mp < 10 ? mp + 3 : mp - 9;                         // [1, 12]
+  const auto year = static_cast<int>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+  PutDigits(out, 4, year);
+  out[4] = '-';
+  PutTwoDigits(out + 5, month);
+  out[7] = '-';
+  PutTwoDigits(out + 8, day);
+  out[10] = 'T';
+  PutTwoDigits(out + 11, second_of_day / 3600);
+  out[13] = ':';
+  PutTwoDigits(out + 14, second_of_day / 60 % 60);
+  out[16] = ':';
+  PutTwoDigits(out + 17, second_of_day % 60);
+}
+
 // `utc` (within the two above) and up to nine fractional digits, padded with zeros.
 void WriteSortKey(date::sys_seconds utc, std::string_view fraction, std::string* sort_key) {
-  auto utc_day = date::floor<date::days>(utc);
-  date::year_month_day ymd{utc_day};
-  date::hh_mm_ss<std::chrono::seconds> tod{utc - utc_day};
-  sort_key->assign(kSortKeyShape);
+  sort_key->resize(kSortKeyLength);
   char* out = sort_key->data();
-  PutDigits(out, 4, static_cast<int>(ymd.year()));
-  PutDigits(out + 5, 2, static_cast<int>(static_cast<unsigned>(ymd.month())));
-  PutDigits(out + 8, 2, static_cast<int>(static_cast<unsigned>(ymd.day())));
-  PutDigits(out + 11, 2, static_cast<int>(tod.hours().count()));
-  PutDigits(out + 14, 2, static_cast<int>(tod.minutes().count()));
-  PutDigits(out + 17, 2, static_cast<int>(tod.seconds().count()));
+  PutDateTime(utc.time_since_epoch().count(), out);
+  out[19] = '.';
   std::copy(fraction.begin(), fraction.end(), out + 20);
   std::fill(out + 20 + fraction.size(), out + 29, '0');
+  out[29] = 'Z';
 }
 
 // The whole seconds of a sort key as NormalizeTimestamp writes it (the fraction aside).
@@ -252,12 +279,18 @@ std::string SortKeyAtMillis(int64_t ms, bool last) {
 }
 
 std::string WholeSecondsTimestamp(int64_t seconds) {
-  const date::sys_seconds utc =
-      std::clamp(date::sys_seconds{std::chrono::seconds(seconds)}, kFirstSortKeySecond, kLastSortKeySecond);
   std::string text;
-  WriteSortKey(utc, "", &text);
-  text.replace(19, std::string::npos, "Z");  // the fraction, all zeros, goes
+  AppendWholeSecondsTimestamp(seconds, &text);
   return text;
+}
+
+void AppendWholeSecondsTimestamp(int64_t seconds, std::string* out) {
+  const int64_t utc = std::clamp(seconds, kFirstSortKeySecond.time_since_epoch().count(),
+                                 kLastSortKeySecond.time_since_epoch().count());
+  const std::size_t begin = out->size();
+  out->resize(begin + 20);
+  PutDateTime(utc, out->data() + begin);
+  (*out)[begin + 19] = 'Z';
 }
 
 std::string SortKeyAt(std::chrono::system_clock::time_point t) {
