@@ -300,6 +300,7 @@ Status Aggregate(const storage::Store& store, const AggregateRequest& request, A
                                    std::to_string(request.max_buckets) +
                                    " an aggregate may answer with; widen step or narrow the window");
   }
+  result->buckets.reserve(std::min<std::size_t>(buckets, 4096));  // no copies of buckets as they open
   if (Status s = WindowReader(store, request, result).Run(); !s.ok()) return s;
   for (Bucket& bucket : result->buckets) {
     for (AttributeAggregate& a : bucket.attributes) a.sum = a.exact_sum.Value();

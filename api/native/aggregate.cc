@@ -96,13 +96,18 @@ bool HasValue(const query::AttributeAggregate& a, AggregateFn fn) {
   return a.count > 0 && (!numeric || a.numeric_count > 0);
 }
 
+void AppendCount(std::size_t n, std::string* out) {
+  char buffer[24];
+  out->append(buffer, std::to_chars(buffer, buffer + sizeof buffer, n).ptr);
+}
+
 void AppendFn(const query::AttributeAggregate& a, AggregateFn fn, std::string* out) {
   switch (fn) {
-    case AggregateFn::kAvg: out->append(storage::NumberFromDouble(a.avg())); break;
-    case AggregateFn::kSum: out->append(storage::NumberFromDouble(a.sum)); break;
+    case AggregateFn::kAvg: storage::AppendNumberFromDouble(a.avg(), out); break;
+    case AggregateFn::kSum: storage::AppendNumberFromDouble(a.sum, out); break;
     case AggregateFn::kMin: out->append(a.min.text); break;
     case AggregateFn::kMax: out->append(a.max.text); break;
-    case AggregateFn::kCount: out->append(std::to_string(a.count)); break;
+    case AggregateFn::kCount: AppendCount(a.count, out); break;
     case AggregateFn::kFirst: AppendValue(a.first, out); break;
     case AggregateFn::kLast: AppendValue(a.last, out); break;
   }
@@ -115,9 +120,8 @@ void AppendAttribute(const query::AttributeAggregate& a, const std::vector<Aggre
   bool first = true;
   for (AggregateFn fn : fns) {
     if (!HasValue(a, fn)) continue;
-    if (!first) out->push_back(',');
+    out->append(first ? "\"" : ",\"").append(query::AggregateFnName(fn)).append("\":");
     first = false;
-    out->append("\"").append(query::AggregateFnName(fn)).append("\":");
     AppendFn(a, fn, out);
   }
   out->push_back('}');
@@ -132,10 +136,15 @@ std::string RenderColumns(const query::AggregateRequest& request, const std::str
   std::string body = "{\"deviceId\":\"" + request.device_id + "\",\"step\":" + DumpJson(OrderedJson(step)) +
                      ",\"start\":[";
   for (std::size_t b = 0; b < buckets.size(); ++b) {
-    body.append(b > 0 ? ",\"" : "\"").append(storage::WholeSecondsTimestamp(buckets[b].start_seconds)).push_back('"');
+    body.append(b > 0 ? ",\"" : "\"");
+    storage::AppendWholeSecondsTimestamp(buckets[b].start_seconds, &body);
+    body.push_back('"');
   }
   body.append("],\"count\":[");
-  for (std::size_t b = 0; b < buckets.size(); ++b) body.append(b > 0 ? "," : "").append(std::to_string(buckets[b].count));
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    if (b > 0) body.push_back(',');
+    AppendCount(buckets[b].count, &body);
+  }
   body.append("],\"columns\":{");
   bool first_attribute = true;
   for (std::size_t i = 0; i < request.attributes.size(); ++i) {
@@ -170,21 +179,28 @@ std::string Render(const query::AggregateRequest& request, const std::string& st
                    const query::AggregateResult& result) {
   std::vector<std::string> names;  // as JSON strings, escaped once
   for (const std::string& name : request.attributes) names.push_back(DumpJson(OrderedJson(name)));
-  std::string body = "{\"deviceId\":\"" + request.device_id + "\",\"step\":" + DumpJson(OrderedJson(step)) +
-                     ",\"buckets\":[";
+  std::string body;
+  // Room for a bucket's start and count, and each function of each attribute: grown once or never.
+  body.reserve(std::min<std::size_t>(
+      128 + result.buckets.size() * (48 + names.size() * (16 + 24 * request.fns.size())), std::size_t{1} << 20));
+  body.append("{\"deviceId\":\"").append(request.device_id).append("\",\"step\":").append(DumpJson(OrderedJson(step)));
+  body.append(",\"buckets\":[");
   for (std::size_t b = 0; b < result.buckets.size(); ++b) {
     const query::Bucket& bucket = result.buckets[b];
-    if (b > 0) body.push_back(',');
-    body.append("{\"start\":\"").append(storage::WholeSecondsTimestamp(bucket.start_seconds));
-    body.append("\",\"count\":").append(std::to_string(bucket.count));
+    body.append(b > 0 ? ",{\"start\":\"" : "{\"start\":\"");
+    storage::AppendWholeSecondsTimestamp(bucket.start_seconds, &body);
+    body.append("\",\"count\":");
+    AppendCount(bucket.count, &body);
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (bucket.attributes[i].count == 0) continue;
-      body.append(",").append(names[i]).append(":");
+      body.append(",").append(names[i]).push_back(':');
       AppendAttribute(bucket.attributes[i], request.fns, &body);
     }
     body.push_back('}');
   }
-  body.append("],\"scannedCount\":").append(std::to_string(result.scanned_count)).append("}");
+  body.append("],\"scannedCount\":");
+  AppendCount(result.scanned_count, &body);
+  body.push_back('}');
   return body;
 }
 
