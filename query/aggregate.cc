@@ -191,14 +191,21 @@ class WindowReader {
     if (granule == 0 || request_.step_seconds % granule != 0) return Read(request_.from, request_.to);
     // The granules [first, end) lie wholly inside [from, to]: each begins at or after `from`
     // and ends at or before the instant just past `to`.
-    int64_t first = storage::FloorToMultiple(storage::SortKeyWholeSeconds(request_.from), granule);
+    const int64_t head = storage::FloorToMultiple(storage::SortKeyWholeSeconds(request_.from), granule);
+    int64_t first = head;
     if (SortKeyOf(first) < request_.from) first += granule;
     std::string after;
     const bool bounded = storage::AdjacentSortKey(request_.to, 1, &after);
     const int64_t end = storage::FloorToMultiple(storage::SortKeyWholeSeconds(bounded ? after : request_.to), granule);
     if (first >= end) return Read(request_.from, request_.to);
-    std::unique_ptr<storage::PartitionIterator> it =
-        store_.NewRollupIterator(request_.device_id, "", SortKeyOf(end));
+    // The granules `from` and `to` lie in, where the window covers only part of them, are read
+    // from their records too when these show every reading of the granule inside the window
+    // (Within): a window of whole days between two whole seconds ends a second short of its
+    // last granule, which its readings would otherwise be read for.
+    const int64_t tail = storage::FloorToMultiple(storage::SortKeyWholeSeconds(request_.to), granule);
+    std::string upper;  // just past the granule `to` lies in
+    if (!storage::SortKeyAtWholeSeconds(tail + granule, &upper)) upper.assign(1, storage::kSortKeyEnd);
+    std::unique_ptr<storage::PartitionIterator> it = store_.NewRollupIterator(request_.device_id, "", upper);
     if (it == nullptr) return Read(request_.from, request_.to);
     // The floor record: granules from it on have a record for every granule holding a reading.
     it->SeekToFirst();
@@ -210,20 +217,27 @@ class WindowReader {
     if (Status s = storage::ReadRollupFloor(it->encoded_attributes(), &floor); !s.ok()) return s;
     first = std::max(first, floor);
     if (first >= end) return Read(request_.from, request_.to);
+    const std::string whole_first = SortKeyOf(first), whole_end = SortKeyOf(end);
 
     // [unread, unread_end): readings not read yet that precede the next record used. A granule
     // without a record (at or after the floor) holds no reading, so reading it costs a seek.
-    std::string unread = request_.from, unread_end = SortKeyOf(first);
+    std::string unread = request_.from, unread_end = SortKeyOf(head >= floor ? head : first);
     bool pending = true;
     storage::RollupView rollup;
     const bool first_last = std::ranges::any_of(
         request_.fns, [](AggregateFn fn) { return fn == AggregateFn::kFirst || fn == AggregateFn::kLast; });
     for (it->Seek(unread_end); it->Valid(); it->Next()) {
-      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup, request_.attributes, first_last); !s.ok()) {
+      const std::string_view start = it->sort_key();
+      const bool edge = start < whole_first || start >= whole_end;
+      // An edge record is read whole: the attribute that shows where its readings lie may be
+      // one the request does not aggregate.
+      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup,
+                                         edge ? std::span<const std::string>() : request_.attributes,
+                                         first_last || edge);
+          !s.ok()) {
         return s;
       }
-      const std::string_view start = it->sort_key();
-      if (rollup.stale) {
+      if (rollup.stale || (edge && !Within(rollup))) {
         if (!pending) unread.assign(start);
         pending = true;
         unread_end = SortKeyOf(storage::SortKeyWholeSeconds(start) + granule);
@@ -239,7 +253,7 @@ class WindowReader {
       ++result_->rollup_count;
     }
     if (Status s = it->status(); !s.ok()) return s;
-    return Read(pending ? unread : SortKeyOf(end), request_.to);
+    return Read(pending ? unread : upper, request_.to);
   }
 
  private:
@@ -247,6 +261,15 @@ class WindowReader {
     std::string sort_key;
     storage::SortKeyAtWholeSeconds(seconds, &sort_key);  // a granule's start: inside years 0000-9999
     return sort_key;
+  }
+
+  // Whether every reading a record summarises lies in [from, to]: an attribute that each of them
+  // has (its count is the record's) holds the first and the last of them.
+  bool Within(const storage::RollupView& rollup) const {
+    for (const storage::RollupAttributeView& a : rollup.attributes) {
+      if (a.count == rollup.readings) return a.first_key >= request_.from && a.last_key <= request_.to;
+    }
+    return false;
   }
 
   // The readings in [lower, upper).
