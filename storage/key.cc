@@ -1,9 +1,11 @@
 #include "storage/key.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include <date/date.h>
 
@@ -34,10 +36,17 @@ void PutDigits(char* out, int width, int value) {
   for (int i = width - 1; i >= 0; --i, value /= 10) out[i] = static_cast<char>('0' + value % 10);
 }
 
-void PutTwoDigits(char* out, int value) {
-  out[0] = static_cast<char>('0' + value / 10);
-  out[1] = static_cast<char>('0' + value % 10);
-}
+// "00", "01", … "99": two digits written at once.
+constexpr std::array<char, 200> kDigitPairs = [] {
+  std::array<char, 200> pairs{};
+  for (int i = 0; i < 100; ++i) {
+    pairs[2 * i] = static_cast<char>('0' + i / 10);
+    pairs[2 * i + 1] = static_cast<char>('0' + i % 10);
+  }
+  return pairs;
+}();
+
+void PutTwoDigits(char* out, int value) { std::memcpy(out, kDigitPairs.data() + 2 * value, 2); }
 
 // The first and last whole seconds a sort key can hold.
 const date::sys_seconds kFirstSortKeySecond = date::sys_days{date::year{0} / 1 / 1};
@@ -60,7 +69,8 @@ void PutDateTime(int64_t utc, char* out) {
   const int day = doy - (153 * mp + 2) / 5 + 1;                        // [1, 31]
   const int month = mp < 10 ? mp + 3 : mp - 9;                         // [1, 12]
   const auto year = static_cast<int>(yoe + era * 400 + (month <= 2 ? 1 : 0));
-  PutDigits(out, 4, year);
+  PutTwoDigits(out, year / 100);
+  PutTwoDigits(out + 2, year % 100);
   out[4] = '-';
   PutTwoDigits(out + 5, month);
   out[7] = '-';
@@ -84,13 +94,19 @@ void WriteSortKey(date::sys_seconds utc, std::string_view fraction, std::string*
   out[29] = 'Z';
 }
 
-// The whole seconds of a sort key as NormalizeTimestamp writes it (the fraction aside).
+// The whole seconds of a sort key as NormalizeTimestamp writes it (the fraction aside). The
+// civil date to days in integers (date.h's days_from_civil), as PutDateTime goes the other way:
+// an aggregate reads the seconds of every bucket's first key.
 date::sys_seconds WholeSeconds(std::string_view sort_key) {
-  const date::year_month_day ymd{date::year{Digits(sort_key, 0, 4)},
-                                 date::month(static_cast<unsigned>(Digits(sort_key, 5, 2))),
-                                 date::day(static_cast<unsigned>(Digits(sort_key, 8, 2)))};
-  return date::sys_days{ymd} + std::chrono::hours(Digits(sort_key, 11, 2)) +
-         std::chrono::minutes(Digits(sort_key, 14, 2)) + std::chrono::seconds(Digits(sort_key, 17, 2));
+  const int month = Digits(sort_key, 5, 2);
+  const int year = Digits(sort_key, 0, 4) - (month <= 2 ? 1 : 0);  // years begin in March here
+  const int era = (year >= 0 ? year : year - 399) / 400;
+  const int yoe = year - era * 400;                                                  // [0, 399]
+  const int doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + Digits(sort_key, 8, 2) - 1;  // [0, 365]
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                             // [0, 146096]
+  const int64_t days = int64_t{era} * 146097 + doe - 719468;
+  return date::sys_seconds{std::chrono::seconds(days * 86400 + Digits(sort_key, 11, 2) * 3600 +
+                                                Digits(sort_key, 14, 2) * 60 + Digits(sort_key, 17, 2))};
 }
 
 // `utc` and a fraction of `nanos` nanoseconds (0..999999999), all nine digits written.
@@ -249,7 +265,7 @@ int64_t SortKeyWholeSeconds(std::string_view sort_key) {
 bool SortKeyAtWholeSeconds(int64_t seconds, std::string* sort_key) {
   const date::sys_seconds utc{std::chrono::seconds(seconds)};
   if (utc < kFirstSortKeySecond || utc > kLastSortKeySecond) return false;
-  WriteSortKeyNanos(utc, 0, sort_key);
+  WriteSortKey(utc, "", sort_key);  // a fraction of zeros
   return true;
 }
 
