@@ -21,6 +21,13 @@ constexpr std::array<std::pair<AggregateFn, std::string_view>, 7> kFnNames = {{
     {AggregateFn::kFirst, "first"},
     {AggregateFn::kLast, "last"},
 }};
+// In the enum's order, so a function's name is at its index: an answer names one per value.
+static_assert([] {
+  for (std::size_t i = 0; i < kFnNames.size(); ++i) {
+    if (static_cast<std::size_t>(kFnNames[i].first) != i) return false;
+  }
+  return true;
+}());
 
 // `number` into `*kept`, reusing its string.
 void KeepNumber(storage::NumberView number, storage::Number* kept) {
@@ -152,10 +159,8 @@ class BucketSink final : public ItemSink {
 }  // namespace
 
 std::string_view AggregateFnName(AggregateFn fn) {
-  for (const auto& [f, name] : kFnNames) {
-    if (f == fn) return name;
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(fn);
+  return i < kFnNames.size() ? kFnNames[i].second : "?";
 }
 
 bool ParseAggregateFn(std::string_view name, AggregateFn* fn) {
