@@ -113,16 +113,31 @@ void AppendFn(const query::AttributeAggregate& a, AggregateFn fn, std::string* o
   }
 }
 
-// One attribute's object in a bucket: the functions asked for, in the order asked, leaving out
-// those with nothing to compute.
-void AppendAttribute(const query::AttributeAggregate& a, const std::vector<AggregateFn>& fns, std::string* out) {
-  out->push_back('{');
-  bool first = true;
+// The key written before each function's value, when it is the first of its object and when
+// not: `"avg":` and `,"avg":`, made once per answer instead of piece by piece for every value.
+struct FnKeys {
+  std::vector<std::string> first, later;  // as AggregateRequest::fns
+};
+
+FnKeys MakeFnKeys(const std::vector<AggregateFn>& fns) {
+  FnKeys keys;
   for (AggregateFn fn : fns) {
-    if (!HasValue(a, fn)) continue;
-    out->append(first ? "\"" : ",\"").append(query::AggregateFnName(fn)).append("\":");
+    keys.first.push_back("\"" + std::string(query::AggregateFnName(fn)) + "\":");
+    keys.later.push_back("," + keys.first.back());
+  }
+  return keys;
+}
+
+// One attribute's object in a bucket after its opening brace: the functions asked for, in the
+// order asked, leaving out those with nothing to compute.
+void AppendAttribute(const query::AttributeAggregate& a, const std::vector<AggregateFn>& fns, const FnKeys& keys,
+                     std::string* out) {
+  bool first = true;
+  for (std::size_t f = 0; f < fns.size(); ++f) {
+    if (!HasValue(a, fns[f])) continue;
+    out->append(first ? keys.first[f] : keys.later[f]);
     first = false;
-    AppendFn(a, fn, out);
+    AppendFn(a, fns[f], out);
   }
   out->push_back('}');
 }
@@ -177,8 +192,9 @@ std::string RenderColumns(const query::AggregateRequest& request, const std::str
 
 std::string Render(const query::AggregateRequest& request, const std::string& step,
                    const query::AggregateResult& result) {
-  std::vector<std::string> names;  // as JSON strings, escaped once
-  for (const std::string& name : request.attributes) names.push_back(DumpJson(OrderedJson(name)));
+  std::vector<std::string> names;  // `,"temperature":{`: escaped once, with what surrounds them
+  for (const std::string& name : request.attributes) names.push_back("," + DumpJson(OrderedJson(name)) + ":{");
+  const FnKeys keys = MakeFnKeys(request.fns);
   std::string body;
   // Room for a bucket's start and count, and each function of each attribute: grown once or never.
   body.reserve(std::min<std::size_t>(
@@ -193,8 +209,8 @@ std::string Render(const query::AggregateRequest& request, const std::string& st
     AppendCount(bucket.count, &body);
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (bucket.attributes[i].count == 0) continue;
-      body.append(",").append(names[i]).push_back(':');
-      AppendAttribute(bucket.attributes[i], request.fns, &body);
+      body.append(names[i]);
+      AppendAttribute(bucket.attributes[i], request.fns, keys, &body);
     }
     body.push_back('}');
   }
