@@ -73,7 +73,9 @@ class BucketSink final : public ItemSink {
   void Add(std::string_view sort_key, std::string_view /*encoded*/,
            std::span<const storage::AttributeView> attributes) override {
     // Sort keys compare as time, so one comparison per reading tells whether its bucket is open.
-    if (sort_key >= open_end_) Open(sort_key);
+    if (sort_key >= OpenEnd()) {
+      Open(storage::FloorToMultiple(storage::SortKeyWholeSeconds(sort_key), request_.step_seconds));
+    }
     Bucket& bucket = result_->buckets.back();
     ++bucket.count;
     for (const storage::AttributeView& a : attributes) {
@@ -82,9 +84,11 @@ class BucketSink final : public ItemSink {
     }
   }
 
-  // A granule's record, `granule` its start's sort key.
-  Status AddRollup(std::string_view granule, const storage::RollupView& rollup) {
-    if (granule >= open_end_) Open(granule);
+  // A granule's record, `granule` the second it starts at.
+  Status AddRollup(int64_t granule, const storage::RollupView& rollup) {
+    if (result_->buckets.empty() || granule >= open_end_seconds_) {
+      Open(storage::FloorToMultiple(granule, request_.step_seconds));
+    }
     Bucket& bucket = result_->buckets.back();
     bucket.count += rollup.readings;
     for (const storage::RollupAttributeView& a : rollup.attributes) {
@@ -114,12 +118,20 @@ class BucketSink final : public ItemSink {
   }
 
  private:
-  void Open(std::string_view sort_key) {
-    const int64_t start = storage::FloorToMultiple(storage::SortKeyWholeSeconds(sort_key), request_.step_seconds);
-    // A bucket that would end after year 9999 ends after every sort key.
-    if (!storage::SortKeyAtWholeSeconds(start + request_.step_seconds, &open_end_)) {
-      open_end_.assign(1, storage::kSortKeyEnd);
+  // The sort key just past the open bucket, written when a reading first needs it: records
+  // compare by their seconds, so a bucket folded from records alone never writes it.
+  const std::string& OpenEnd() {
+    if (!open_end_written_) {
+      // A bucket that would end after year 9999 ends after every sort key.
+      if (!storage::SortKeyAtWholeSeconds(open_end_seconds_, &open_end_)) open_end_.assign(1, storage::kSortKeyEnd);
+      open_end_written_ = true;
     }
+    return open_end_;
+  }
+
+  void Open(int64_t start) {
+    open_end_seconds_ = start + request_.step_seconds;
+    open_end_written_ = false;
     Bucket& bucket = result_->buckets.emplace_back();
     bucket.start_seconds = start;
     bucket.attributes.resize(request_.attributes.size());
@@ -152,7 +164,9 @@ class BucketSink final : public ItemSink {
 
   const AggregateRequest& request_;
   AggregateResult* result_;
-  std::string open_end_;  // sort key just past the open bucket; empty before the first reading
+  int64_t open_end_seconds_ = 0;  // just past the open bucket, when one is open
+  std::string open_end_;          // its sort key when written; empty before the first bucket
+  bool open_end_written_ = true;
   bool want_sum_, want_min_, want_max_, want_first_, want_last_;
 };
 
@@ -233,6 +247,7 @@ class WindowReader {
         request_.fns, [](AggregateFn fn) { return fn == AggregateFn::kFirst || fn == AggregateFn::kLast; });
     for (it->Seek(unread_end); it->Valid(); it->Next()) {
       const std::string_view start = it->sort_key();
+      const int64_t seconds = storage::SortKeyWholeSeconds(start);
       const bool edge = start < whole_first || start >= whole_end;
       // An edge record is read whole: the attribute that shows where its readings lie may be
       // one the request does not aggregate.
@@ -245,14 +260,14 @@ class WindowReader {
       if (rollup.stale || (edge && !Within(rollup))) {
         if (!pending) unread.assign(start);
         pending = true;
-        unread_end = SortKeyOf(storage::SortKeyWholeSeconds(start) + granule);
+        unread_end = SortKeyOf(seconds + granule);
         continue;
       }
       if (pending) {
         if (Status s = ReadBefore(unread, unread_end); !s.ok()) return s;
         pending = false;
       }
-      if (Status s = sink_.AddRollup(start, rollup); !s.ok()) return s;
+      if (Status s = sink_.AddRollup(seconds, rollup); !s.ok()) return s;
       result_->scanned_count += rollup.readings;
       result_->scanned_bytes += it->encoded_attributes().size();
       ++result_->rollup_count;
