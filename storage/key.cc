@@ -303,10 +303,10 @@ std::string WholeSecondsTimestamp(int64_t seconds) {
 void AppendWholeSecondsTimestamp(int64_t seconds, std::string* out) {
   const int64_t utc = std::clamp(seconds, kFirstSortKeySecond.time_since_epoch().count(),
                                  kLastSortKeySecond.time_since_epoch().count());
-  const std::size_t begin = out->size();
-  out->resize(begin + 20);
-  PutDateTime(utc, out->data() + begin);
-  (*out)[begin + 19] = 'Z';
+  char text[20];  // written here and appended: resizing `out` first would zero-fill it
+  PutDateTime(utc, text);
+  text[19] = 'Z';
+  out->append(text, sizeof text);
 }
 
 std::string SortKeyAt(std::chrono::system_clock::time_point t) {

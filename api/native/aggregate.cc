@@ -98,7 +98,9 @@ bool HasValue(const query::AttributeAggregate& a, AggregateFn fn) {
 
 void AppendCount(std::size_t n, std::string* out) {
   char buffer[24];
-  out->append(buffer, std::to_chars(buffer, buffer + sizeof buffer, n).ptr);
+  const char* const end = std::to_chars(buffer, buffer + sizeof buffer, n).ptr;
+  // A count has a few digits: pushed one by one, they cost less than a call to copy them.
+  for (const char* p = buffer; p != end; ++p) out->push_back(*p);
 }
 
 void AppendFn(const query::AttributeAggregate& a, AggregateFn fn, std::string* out) {
