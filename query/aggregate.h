@@ -2,8 +2,9 @@
 // of a fixed step aligned in UTC, in one bounded pass over the window's keys: only the bucket
 // being filled is open, and a bucket is closed for good when the first reading past it arrives.
 // When the store keeps rollups (storage/rollup.h) and the step is a multiple of their granule,
-// each granule wholly inside the window is folded from its record instead of its readings; the
-// answer is the same (docs/native-api.md "Rollups").
+// each granule wholly inside the window is folded from its record instead of its readings, and
+// so is a granule the window cuts when its record shows every reading of it inside the window;
+// the answer is the same (docs/native-api.md "Rollups").
 #pragma once
 
 #include <boost/container/small_vector.hpp>
