@@ -21,6 +21,13 @@ constexpr std::array<std::pair<AggregateFn, std::string_view>, 7> kFnNames = {{
     {AggregateFn::kFirst, "first"},
     {AggregateFn::kLast, "last"},
 }};
+// In the enum's order, so a function's name is at its index: an answer names one per value.
+static_assert([] {
+  for (std::size_t i = 0; i < kFnNames.size(); ++i) {
+    if (static_cast<std::size_t>(kFnNames[i].first) != i) return false;
+  }
+  return true;
+}());
 
 // `number` into `*kept`, reusing its string.
 void KeepNumber(storage::NumberView number, storage::Number* kept) {
@@ -66,7 +73,9 @@ class BucketSink final : public ItemSink {
   void Add(std::string_view sort_key, std::string_view /*encoded*/,
            std::span<const storage::AttributeView> attributes) override {
     // Sort keys compare as time, so one comparison per reading tells whether its bucket is open.
-    if (sort_key >= open_end_) Open(sort_key);
+    if (sort_key >= OpenEnd()) {
+      Open(storage::FloorToMultiple(storage::SortKeyWholeSeconds(sort_key), request_.step_seconds));
+    }
     Bucket& bucket = result_->buckets.back();
     ++bucket.count;
     for (const storage::AttributeView& a : attributes) {
@@ -75,9 +84,11 @@ class BucketSink final : public ItemSink {
     }
   }
 
-  // A granule's record, `granule` its start's sort key.
-  Status AddRollup(std::string_view granule, const storage::RollupView& rollup) {
-    if (granule >= open_end_) Open(granule);
+  // A granule's record, `granule` the second it starts at.
+  Status AddRollup(int64_t granule, const storage::RollupView& rollup) {
+    if (result_->buckets.empty() || granule >= open_end_seconds_) {
+      Open(storage::FloorToMultiple(granule, request_.step_seconds));
+    }
     Bucket& bucket = result_->buckets.back();
     bucket.count += rollup.readings;
     for (const storage::RollupAttributeView& a : rollup.attributes) {
@@ -107,12 +118,20 @@ class BucketSink final : public ItemSink {
   }
 
  private:
-  void Open(std::string_view sort_key) {
-    const int64_t start = storage::FloorToMultiple(storage::SortKeyWholeSeconds(sort_key), request_.step_seconds);
-    // A bucket that would end after year 9999 ends after every sort key.
-    if (!storage::SortKeyAtWholeSeconds(start + request_.step_seconds, &open_end_)) {
-      open_end_.assign(1, storage::kSortKeyEnd);
+  // The sort key just past the open bucket, written when a reading first needs it: records
+  // compare by their seconds, so a bucket folded from records alone never writes it.
+  const std::string& OpenEnd() {
+    if (!open_end_written_) {
+      // A bucket that would end after year 9999 ends after every sort key.
+      if (!storage::SortKeyAtWholeSeconds(open_end_seconds_, &open_end_)) open_end_.assign(1, storage::kSortKeyEnd);
+      open_end_written_ = true;
     }
+    return open_end_;
+  }
+
+  void Open(int64_t start) {
+    open_end_seconds_ = start + request_.step_seconds;
+    open_end_written_ = false;
     Bucket& bucket = result_->buckets.emplace_back();
     bucket.start_seconds = start;
     bucket.attributes.resize(request_.attributes.size());
@@ -145,17 +164,17 @@ class BucketSink final : public ItemSink {
 
   const AggregateRequest& request_;
   AggregateResult* result_;
-  std::string open_end_;  // sort key just past the open bucket; empty before the first reading
+  int64_t open_end_seconds_ = 0;  // just past the open bucket, when one is open
+  std::string open_end_;          // its sort key when written; empty before the first bucket
+  bool open_end_written_ = true;
   bool want_sum_, want_min_, want_max_, want_first_, want_last_;
 };
 
 }  // namespace
 
 std::string_view AggregateFnName(AggregateFn fn) {
-  for (const auto& [f, name] : kFnNames) {
-    if (f == fn) return name;
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(fn);
+  return i < kFnNames.size() ? kFnNames[i].second : "?";
 }
 
 bool ParseAggregateFn(std::string_view name, AggregateFn* fn) {
@@ -191,14 +210,21 @@ class WindowReader {
     if (granule == 0 || request_.step_seconds % granule != 0) return Read(request_.from, request_.to);
     // The granules [first, end) lie wholly inside [from, to]: each begins at or after `from`
     // and ends at or before the instant just past `to`.
-    int64_t first = storage::FloorToMultiple(storage::SortKeyWholeSeconds(request_.from), granule);
+    const int64_t head = storage::FloorToMultiple(storage::SortKeyWholeSeconds(request_.from), granule);
+    int64_t first = head;
     if (SortKeyOf(first) < request_.from) first += granule;
     std::string after;
     const bool bounded = storage::AdjacentSortKey(request_.to, 1, &after);
     const int64_t end = storage::FloorToMultiple(storage::SortKeyWholeSeconds(bounded ? after : request_.to), granule);
     if (first >= end) return Read(request_.from, request_.to);
-    std::unique_ptr<storage::PartitionIterator> it =
-        store_.NewRollupIterator(request_.device_id, "", SortKeyOf(end));
+    // The granules `from` and `to` lie in, where the window covers only part of them, are read
+    // from their records too when these show every reading of the granule inside the window
+    // (Within): a window of whole days between two whole seconds ends a second short of its
+    // last granule, which its readings would otherwise be read for.
+    const int64_t tail = storage::FloorToMultiple(storage::SortKeyWholeSeconds(request_.to), granule);
+    std::string upper;  // just past the granule `to` lies in
+    if (!storage::SortKeyAtWholeSeconds(tail + granule, &upper)) upper.assign(1, storage::kSortKeyEnd);
+    std::unique_ptr<storage::PartitionIterator> it = store_.NewRollupIterator(request_.device_id, "", upper);
     if (it == nullptr) return Read(request_.from, request_.to);
     // The floor record: granules from it on have a record for every granule holding a reading.
     it->SeekToFirst();
@@ -210,36 +236,44 @@ class WindowReader {
     if (Status s = storage::ReadRollupFloor(it->encoded_attributes(), &floor); !s.ok()) return s;
     first = std::max(first, floor);
     if (first >= end) return Read(request_.from, request_.to);
+    const std::string whole_first = SortKeyOf(first), whole_end = SortKeyOf(end);
 
     // [unread, unread_end): readings not read yet that precede the next record used. A granule
     // without a record (at or after the floor) holds no reading, so reading it costs a seek.
-    std::string unread = request_.from, unread_end = SortKeyOf(first);
+    std::string unread = request_.from, unread_end = SortKeyOf(head >= floor ? head : first);
     bool pending = true;
     storage::RollupView rollup;
     const bool first_last = std::ranges::any_of(
         request_.fns, [](AggregateFn fn) { return fn == AggregateFn::kFirst || fn == AggregateFn::kLast; });
     for (it->Seek(unread_end); it->Valid(); it->Next()) {
-      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup, request_.attributes, first_last); !s.ok()) {
+      const std::string_view start = it->sort_key();
+      const int64_t seconds = storage::SortKeyWholeSeconds(start);
+      const bool edge = start < whole_first || start >= whole_end;
+      // An edge record is read whole: the attribute that shows where its readings lie may be
+      // one the request does not aggregate.
+      if (Status s = storage::ReadRollup(it->encoded_attributes(), &rollup,
+                                         edge ? std::span<const std::string>() : request_.attributes,
+                                         first_last || edge);
+          !s.ok()) {
         return s;
       }
-      const std::string_view start = it->sort_key();
-      if (rollup.stale) {
+      if (rollup.stale || (edge && !Within(rollup))) {
         if (!pending) unread.assign(start);
         pending = true;
-        unread_end = SortKeyOf(storage::SortKeyWholeSeconds(start) + granule);
+        unread_end = SortKeyOf(seconds + granule);
         continue;
       }
       if (pending) {
         if (Status s = ReadBefore(unread, unread_end); !s.ok()) return s;
         pending = false;
       }
-      if (Status s = sink_.AddRollup(start, rollup); !s.ok()) return s;
+      if (Status s = sink_.AddRollup(seconds, rollup); !s.ok()) return s;
       result_->scanned_count += rollup.readings;
       result_->scanned_bytes += it->encoded_attributes().size();
       ++result_->rollup_count;
     }
     if (Status s = it->status(); !s.ok()) return s;
-    return Read(pending ? unread : SortKeyOf(end), request_.to);
+    return Read(pending ? unread : upper, request_.to);
   }
 
  private:
@@ -247,6 +281,15 @@ class WindowReader {
     std::string sort_key;
     storage::SortKeyAtWholeSeconds(seconds, &sort_key);  // a granule's start: inside years 0000-9999
     return sort_key;
+  }
+
+  // Whether every reading a record summarises lies in [from, to]: an attribute that each of them
+  // has (its count is the record's) holds the first and the last of them.
+  bool Within(const storage::RollupView& rollup) const {
+    for (const storage::RollupAttributeView& a : rollup.attributes) {
+      if (a.count == rollup.readings) return a.first_key >= request_.from && a.last_key <= request_.to;
+    }
+    return false;
   }
 
   // The readings in [lower, upper).
@@ -300,6 +343,7 @@ Status Aggregate(const storage::Store& store, const AggregateRequest& request, A
                                    std::to_string(request.max_buckets) +
                                    " an aggregate may answer with; widen step or narrow the window");
   }
+  result->buckets.reserve(std::min<std::size_t>(buckets, 4096));  // no copies of buckets as they open
   if (Status s = WindowReader(store, request, result).Run(); !s.ok()) return s;
   for (Bucket& bucket : result->buckets) {
     for (AttributeAggregate& a : bucket.attributes) a.sum = a.exact_sum.Value();

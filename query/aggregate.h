@@ -2,10 +2,12 @@
 // of a fixed step aligned in UTC, in one bounded pass over the window's keys: only the bucket
 // being filled is open, and a bucket is closed for good when the first reading past it arrives.
 // When the store keeps rollups (storage/rollup.h) and the step is a multiple of their granule,
-// each granule wholly inside the window is folded from its record instead of its readings; the
-// answer is the same (docs/native-api.md "Rollups").
+// each granule wholly inside the window is folded from its record instead of its readings, and
+// so is a granule the window cuts when its record shows every reading of it inside the window;
+// the answer is the same (docs/native-api.md "Rollups").
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -69,7 +71,9 @@ struct AttributeAggregate {
 struct Bucket {
   int64_t start_seconds = 0;  // since 1970, a multiple of the step
   std::size_t count = 0;      // readings in the bucket
-  std::vector<AttributeAggregate> attributes;  // as AggregateRequest::attributes
+  // As AggregateRequest::attributes. One in place: most aggregates ask for one attribute, and a
+  // bucket opens for each step of the window.
+  boost::container::small_vector<AttributeAggregate, 1> attributes;
 };
 
 struct AggregateResult {

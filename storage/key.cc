@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include <date/date.h>
 
@@ -42,36 +43,77 @@ void PutDigits(char* out, int width, int value) {
   for (int i = width - 1; i >= 0; --i, value /= 10) out[i] = static_cast<char>('0' + value % 10);
 }
 
+// "00", "01", … "99": two digits written at once.
+constexpr std::array<char, 200> kDigitPairs = [] {
+  std::array<char, 200> pairs{};
+  for (int i = 0; i < 100; ++i) {
+    pairs[2 * i] = static_cast<char>('0' + i / 10);
+    pairs[2 * i + 1] = static_cast<char>('0' + i % 10);
+  }
+  return pairs;
+}();
+
+void PutTwoDigits(char* out, int value) { std::memcpy(out, kDigitPairs.data() + 2 * value, 2); }
+
 // The first and last whole seconds a sort key can hold.
 const date::sys_seconds kFirstSortKeySecond = date::sys_days{date::year{0} / 1 / 1};
 const date::sys_seconds kLastSortKeySecond =
     date::sys_days{date::year{9999} / 12 / 31} + std::chrono::hours(23) + std::chrono::minutes(59) +
     std::chrono::seconds(59);
 
-// `utc` (within the two above) and up to nine fractional digits, padded with zeros.
-void WriteSortKey(date::sys_seconds utc, std::string_view fraction, std::string* sort_key) {
-  auto utc_day = date::floor<date::days>(utc);
-  date::year_month_day ymd{utc_day};
-  date::hh_mm_ss<std::chrono::seconds> tod{utc - utc_day};
-  sort_key->assign(kSortKeyShape);
-  char* out = sort_key->data();
-  PutDigits(out, 4, static_cast<int>(ymd.year()));
-  PutDigits(out + 5, 2, static_cast<int>(static_cast<unsigned>(ymd.month())));
-  PutDigits(out + 8, 2, static_cast<int>(static_cast<unsigned>(ymd.day())));
-  PutDigits(out + 11, 2, static_cast<int>(tod.hours().count()));
-  PutDigits(out + 14, 2, static_cast<int>(tod.minutes().count()));
-  PutDigits(out + 17, 2, static_cast<int>(tod.seconds().count()));
-  std::copy(fraction.begin(), fraction.end(), out + 20);
-  std::fill(out + 20 + fraction.size(), out + 29, '0');
+// YYYY-MM-DDTHH:MM:SS of `utc` (within the two above) at `out`, 19 bytes. Days to a civil date
+// in integers (date.h's civil_from_days, unrolled here): aggregates write a sort key per bucket
+// and a timestamp per bucket answered, where date's types cost several times as much.
+void PutDateTime(int64_t utc, char* out) {
+  const int64_t days = FloorToMultiple(utc, 86400) / 86400;
+  const auto second_of_day = static_cast<int>(utc - days * 86400);
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<int>(z - era * 146097);                // [0, 146096]
+  const int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+  const int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);             // [0, 365]
+  const int mp = (5 * doy + 2) / 153;                                 // [0, 11]
+  const int day = doy - (153 * mp + 2) / 5 + 1;                        // [1, 31]
+  const int month = mp < 10 ? mp + 3 : mp - 9;                         // [1, 12]
+  const auto year = static_cast<int>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+  PutTwoDigits(out, year / 100);
+  PutTwoDigits(out + 2, year % 100);
+  out[4] = '-';
+  PutTwoDigits(out + 5, month);
+  out[7] = '-';
+  PutTwoDigits(out + 8, day);
+  out[10] = 'T';
+  PutTwoDigits(out + 11, second_of_day / 3600);
+  out[13] = ':';
+  PutTwoDigits(out + 14, second_of_day / 60 % 60);
+  out[16] = ':';
+  PutTwoDigits(out + 17, second_of_day % 60);
 }
 
-// The whole seconds of a sort key as NormalizeTimestamp writes it (the fraction aside).
+// `utc` (within the two above) and up to nine fractional digits, padded with zeros.
+void WriteSortKey(date::sys_seconds utc, std::string_view fraction, std::string* sort_key) {
+  sort_key->resize(kSortKeyLength);
+  char* out = sort_key->data();
+  PutDateTime(utc.time_since_epoch().count(), out);
+  out[19] = '.';
+  std::copy(fraction.begin(), fraction.end(), out + 20);
+  std::fill(out + 20 + fraction.size(), out + 29, '0');
+  out[29] = 'Z';
+}
+
+// The whole seconds of a sort key as NormalizeTimestamp writes it (the fraction aside). The
+// civil date to days in integers (date.h's days_from_civil), as PutDateTime goes the other way:
+// an aggregate reads the seconds of every bucket's first key.
 date::sys_seconds WholeSeconds(std::string_view sort_key) {
-  const date::year_month_day ymd{date::year{Digits(sort_key, 0, 4)},
-                                 date::month(static_cast<unsigned>(Digits(sort_key, 5, 2))),
-                                 date::day(static_cast<unsigned>(Digits(sort_key, 8, 2)))};
-  return date::sys_days{ymd} + std::chrono::hours(Digits(sort_key, 11, 2)) +
-         std::chrono::minutes(Digits(sort_key, 14, 2)) + std::chrono::seconds(Digits(sort_key, 17, 2));
+  const int month = Digits(sort_key, 5, 2);
+  const int year = Digits(sort_key, 0, 4) - (month <= 2 ? 1 : 0);  // years begin in March here
+  const int era = (year >= 0 ? year : year - 399) / 400;
+  const int yoe = year - era * 400;                                                  // [0, 399]
+  const int doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + Digits(sort_key, 8, 2) - 1;  // [0, 365]
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                             // [0, 146096]
+  const int64_t days = int64_t{era} * 146097 + doe - 719468;
+  return date::sys_seconds{std::chrono::seconds(days * 86400 + Digits(sort_key, 11, 2) * 3600 +
+                                                Digits(sort_key, 14, 2) * 60 + Digits(sort_key, 17, 2))};
 }
 
 // `utc` and a fraction of `nanos` nanoseconds (0..999999999), all nine digits written.
@@ -230,7 +272,7 @@ int64_t SortKeyWholeSeconds(std::string_view sort_key) {
 bool SortKeyAtWholeSeconds(int64_t seconds, std::string* sort_key) {
   const date::sys_seconds utc{std::chrono::seconds(seconds)};
   if (utc < kFirstSortKeySecond || utc > kLastSortKeySecond) return false;
-  WriteSortKeyNanos(utc, 0, sort_key);
+  WriteSortKey(utc, "", sort_key);  // a fraction of zeros
   return true;
 }
 
@@ -260,12 +302,18 @@ std::string SortKeyAtMillis(int64_t ms, bool last) {
 }
 
 std::string WholeSecondsTimestamp(int64_t seconds) {
-  const date::sys_seconds utc =
-      std::clamp(date::sys_seconds{std::chrono::seconds(seconds)}, kFirstSortKeySecond, kLastSortKeySecond);
   std::string text;
-  WriteSortKey(utc, "", &text);
-  text.replace(19, std::string::npos, "Z");  // the fraction, all zeros, goes
+  AppendWholeSecondsTimestamp(seconds, &text);
   return text;
+}
+
+void AppendWholeSecondsTimestamp(int64_t seconds, std::string* out) {
+  const int64_t utc = std::clamp(seconds, kFirstSortKeySecond.time_since_epoch().count(),
+                                 kLastSortKeySecond.time_since_epoch().count());
+  char text[20];  // written here and appended: resizing `out` first would zero-fill it
+  PutDateTime(utc, text);
+  text[19] = 'Z';
+  out->append(text, sizeof text);
 }
 
 std::string SortKeyAt(std::chrono::system_clock::time_point t) {

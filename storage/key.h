@@ -128,6 +128,7 @@ std::string SortKeyAtMillis(int64_t ms, bool last);
 // to years 0000-9999 like SortKeyAtSeconds (a step aligned to 1970 may begin a bucket before
 // year 0000, and its readings are all at or after it).
 std::string WholeSecondsTimestamp(int64_t seconds);
+void AppendWholeSecondsTimestamp(int64_t seconds, std::string* out);  // the same, at the end of `out`
 
 // The sort key of instant `t`, to the nanosecond: the retention cutoff. Every system_clock
 // instant (int64 nanoseconds, years 1677-2262) is one a sort key can hold.

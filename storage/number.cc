@@ -133,15 +133,19 @@ Status ParseNumber(std::string_view text, std::string* canonical) {
 }
 
 bool IsCanonicalNumber(std::string_view text) {
-  if (text == "0") return true;
-  if (text.starts_with('-')) text.remove_prefix(1);
-  const std::size_t point = text.find('.');
-  const std::string_view integer = text.substr(0, point);
-  if (integer.empty() || !std::all_of(integer.begin(), integer.end(), IsDigit)) return false;
-  if (point == std::string_view::npos) return integer.front() != '0';
-  const std::string_view fraction = text.substr(point + 1);
-  return (integer == "0" || integer.front() != '0') && !fraction.empty() &&
-         std::all_of(fraction.begin(), fraction.end(), IsDigit) && fraction.back() != '0';
+  // One pass, byte by byte: every rollup record read checks two numbers, every double answered one.
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  if (p != end && *p == '-') ++p;
+  if (p == end || !IsDigit(*p)) return false;
+  const bool zero = *p == '0';
+  const char* const integer = p;
+  while (p != end && IsDigit(*p)) ++p;
+  if (p == end) return !zero || (p - integer == 1 && text.size() == 1);  // "0" but not "-0", "01"
+  if (*p != '.' || (zero && p - integer > 1)) return false;
+  const char* const fraction = ++p;
+  while (p != end && IsDigit(*p)) ++p;
+  return p == end && p != fraction && p[-1] != '0';
 }
 
 bool IsNumberText(std::string_view text) {
@@ -163,22 +167,29 @@ double NumberToDouble(std::string_view canonical) {
 }
 
 std::string NumberFromDouble(double value) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  // Shortest round-trip text is a plain or exponent decimal of at most 17 digits and an exponent
-  // of at most 324, so its plain form is bounded; NaN and infinity, which no JSON payload can
-  // carry, are not numbers and read as 0.
-  Decimal d;
-  return ReadDecimal(std::string_view(buffer, result.ptr), &d) ? CanonicalText(d) : "0";
+  std::string text;
+  AppendNumberFromDouble(value, &text);
+  return text;
 }
 
-void NumberView::AppendTo(std::string* out) const {
-  if (legacy_) {
-    out->append(NumberFromDouble(legacy_value_));
-  } else {
-    out->append(text_);
+void AppendNumberFromDouble(double value, std::string* out) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  const std::string_view text(buffer, result.ptr);
+  // Shortest round-trip text in plain form (most doubles an answer holds: no exponent, no
+  // trailing zero, no -0) is already canonical, and canonical text is its own canonical form.
+  if (IsCanonicalNumber(text)) {
+    out->append(text);
+    return;
   }
+  // Else it is a plain or exponent decimal of at most 17 digits and an exponent of at most 324,
+  // so its plain form is bounded; NaN and infinity, which no JSON payload can carry, are not
+  // numbers and read as 0.
+  Decimal d;
+  out->append(ReadDecimal(text, &d) ? CanonicalText(d) : "0");
 }
+
+void NumberView::AppendLegacyTo(std::string* out) const { AppendNumberFromDouble(legacy_value_, out); }
 
 char* NumberView::WriteTo(char* p) const {
   if (legacy_) {
@@ -195,12 +206,22 @@ Number NumberView::ToNumber() const {
 }
 
 std::size_t NumberView::BilledSize() const {
-  const std::string legacy_text = legacy_ ? NumberFromDouble(legacy_value_) : std::string();
-  const std::string_view text = legacy_ ? std::string_view(legacy_text) : text_;
-  const std::size_t first = text.find_first_of("123456789");
-  if (first == std::string_view::npos) return 1;  // zero
-  std::size_t digits = text.find_last_of("123456789") + 1 - first;
-  if (text.substr(first, digits).find('.') != std::string_view::npos) --digits;
+  if (legacy_) return NumberView::OfCanonical(NumberFromDouble(legacy_value_)).BilledSize();
+  // The significant digits, from the first nonzero one to the last, the point not counted: one
+  // pass, as every reading read is billed.
+  std::size_t first = text_.size(), last = 0, points = 0;
+  for (std::size_t i = 0; i < text_.size(); ++i) {
+    const char c = text_[i];
+    if (c >= '1' && c <= '9') {
+      if (first == text_.size()) first = i;
+      last = i;
+    } else if (c == '.') {
+      points = i;
+    }
+  }
+  if (first == text_.size()) return 1;  // zero
+  std::size_t digits = last + 1 - first;
+  if (points > first && points < last) --digits;
   return (digits + 1) / 2 + 1;
 }
 

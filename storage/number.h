@@ -41,6 +41,7 @@ double NumberToDouble(std::string_view canonical);
 // The canonical text of a double's shortest round-trip decimal: the number a writer of that
 // double meant. Not range-checked: stores written before numbers were exact hold any double.
 std::string NumberFromDouble(double value);
+void AppendNumberFromDouble(double value, std::string* out);  // the same, at the end of `out`
 
 // An owned number.
 struct Number {
@@ -70,7 +71,13 @@ class NumberView {
 
   // At most this many characters are appended by AppendTo.
   std::size_t MaxTextSize() const { return legacy_ ? kMaxLegacyTextSize : text_.size(); }
-  void AppendTo(std::string* out) const;
+  void AppendTo(std::string* out) const {
+    if (legacy_) {
+      AppendLegacyTo(out);
+    } else {
+      out->append(text_);
+    }
+  }
   // Writes the canonical text at p (MaxTextSize() bytes of room) and returns its end.
   char* WriteTo(char* p) const;
   Number ToNumber() const;
@@ -87,6 +94,7 @@ class NumberView {
 
   explicit NumberView(std::string_view text) : text_(text) {}
   explicit NumberView(double legacy) : legacy_value_(legacy), legacy_(true) {}
+  void AppendLegacyTo(std::string* out) const;
 
   std::string_view text_ = "0";
   double legacy_value_ = 0;

@@ -4,6 +4,7 @@
 // record format is in storage/key.h; this is what a reader of records needs.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -33,7 +34,9 @@ class ExactSum {
   void AppendTo(std::string* out) const;
 
  private:
-  std::vector<double> partials_;  // increasing magnitude, non-overlapping
+  // Increasing magnitude, non-overlapping. Sums of readings' decimals mostly need two or three,
+  // so they live in place: an aggregate keeps one sum per bucket and attribute.
+  boost::container::small_vector<double, 4> partials_;
 };
 
 // One attribute of a rollup record, read in place: views into the record.

@@ -96,29 +96,50 @@ bool HasValue(const query::AttributeAggregate& a, AggregateFn fn) {
   return a.count > 0 && (!numeric || a.numeric_count > 0);
 }
 
+void AppendCount(std::size_t n, std::string* out) {
+  char buffer[24];
+  const char* const end = std::to_chars(buffer, buffer + sizeof buffer, n).ptr;
+  // A count has a few digits: pushed one by one, they cost less than a call to copy them.
+  for (const char* p = buffer; p != end; ++p) out->push_back(*p);
+}
+
 void AppendFn(const query::AttributeAggregate& a, AggregateFn fn, std::string* out) {
   switch (fn) {
-    case AggregateFn::kAvg: out->append(storage::NumberFromDouble(a.avg())); break;
-    case AggregateFn::kSum: out->append(storage::NumberFromDouble(a.sum)); break;
+    case AggregateFn::kAvg: storage::AppendNumberFromDouble(a.avg(), out); break;
+    case AggregateFn::kSum: storage::AppendNumberFromDouble(a.sum, out); break;
     case AggregateFn::kMin: out->append(a.min.text); break;
     case AggregateFn::kMax: out->append(a.max.text); break;
-    case AggregateFn::kCount: out->append(std::to_string(a.count)); break;
+    case AggregateFn::kCount: AppendCount(a.count, out); break;
     case AggregateFn::kFirst: AppendValue(a.first, out); break;
     case AggregateFn::kLast: AppendValue(a.last, out); break;
   }
 }
 
-// One attribute's object in a bucket: the functions asked for, in the order asked, leaving out
-// those with nothing to compute.
-void AppendAttribute(const query::AttributeAggregate& a, const std::vector<AggregateFn>& fns, std::string* out) {
-  out->push_back('{');
-  bool first = true;
+// The key written before each function's value, when it is the first of its object and when
+// not: `"avg":` and `,"avg":`, made once per answer instead of piece by piece for every value.
+struct FnKeys {
+  std::vector<std::string> first, later;  // as AggregateRequest::fns
+};
+
+FnKeys MakeFnKeys(const std::vector<AggregateFn>& fns) {
+  FnKeys keys;
   for (AggregateFn fn : fns) {
-    if (!HasValue(a, fn)) continue;
-    if (!first) out->push_back(',');
+    keys.first.push_back("\"" + std::string(query::AggregateFnName(fn)) + "\":");
+    keys.later.push_back("," + keys.first.back());
+  }
+  return keys;
+}
+
+// One attribute's object in a bucket after its opening brace: the functions asked for, in the
+// order asked, leaving out those with nothing to compute.
+void AppendAttribute(const query::AttributeAggregate& a, const std::vector<AggregateFn>& fns, const FnKeys& keys,
+                     std::string* out) {
+  bool first = true;
+  for (std::size_t f = 0; f < fns.size(); ++f) {
+    if (!HasValue(a, fns[f])) continue;
+    out->append(first ? keys.first[f] : keys.later[f]);
     first = false;
-    out->append("\"").append(query::AggregateFnName(fn)).append("\":");
-    AppendFn(a, fn, out);
+    AppendFn(a, fns[f], out);
   }
   out->push_back('}');
 }
@@ -132,10 +153,15 @@ std::string RenderColumns(const query::AggregateRequest& request, const std::str
   std::string body = "{\"deviceId\":\"" + request.device_id + "\",\"step\":" + DumpJson(OrderedJson(step)) +
                      ",\"start\":[";
   for (std::size_t b = 0; b < buckets.size(); ++b) {
-    body.append(b > 0 ? ",\"" : "\"").append(storage::WholeSecondsTimestamp(buckets[b].start_seconds)).push_back('"');
+    body.append(b > 0 ? ",\"" : "\"");
+    storage::AppendWholeSecondsTimestamp(buckets[b].start_seconds, &body);
+    body.push_back('"');
   }
   body.append("],\"count\":[");
-  for (std::size_t b = 0; b < buckets.size(); ++b) body.append(b > 0 ? "," : "").append(std::to_string(buckets[b].count));
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    if (b > 0) body.push_back(',');
+    AppendCount(buckets[b].count, &body);
+  }
   body.append("],\"columns\":{");
   bool first_attribute = true;
   for (std::size_t i = 0; i < request.attributes.size(); ++i) {
@@ -168,23 +194,31 @@ std::string RenderColumns(const query::AggregateRequest& request, const std::str
 
 std::string Render(const query::AggregateRequest& request, const std::string& step,
                    const query::AggregateResult& result) {
-  std::vector<std::string> names;  // as JSON strings, escaped once
-  for (const std::string& name : request.attributes) names.push_back(DumpJson(OrderedJson(name)));
-  std::string body = "{\"deviceId\":\"" + request.device_id + "\",\"step\":" + DumpJson(OrderedJson(step)) +
-                     ",\"buckets\":[";
+  std::vector<std::string> names;  // `,"temperature":{`: escaped once, with what surrounds them
+  for (const std::string& name : request.attributes) names.push_back("," + DumpJson(OrderedJson(name)) + ":{");
+  const FnKeys keys = MakeFnKeys(request.fns);
+  std::string body;
+  // Room for a bucket's start and count, and each function of each attribute: grown once or never.
+  body.reserve(std::min<std::size_t>(
+      128 + result.buckets.size() * (48 + names.size() * (16 + 24 * request.fns.size())), std::size_t{1} << 20));
+  body.append("{\"deviceId\":\"").append(request.device_id).append("\",\"step\":").append(DumpJson(OrderedJson(step)));
+  body.append(",\"buckets\":[");
   for (std::size_t b = 0; b < result.buckets.size(); ++b) {
     const query::Bucket& bucket = result.buckets[b];
-    if (b > 0) body.push_back(',');
-    body.append("{\"start\":\"").append(storage::WholeSecondsTimestamp(bucket.start_seconds));
-    body.append("\",\"count\":").append(std::to_string(bucket.count));
+    body.append(b > 0 ? ",{\"start\":\"" : "{\"start\":\"");
+    storage::AppendWholeSecondsTimestamp(bucket.start_seconds, &body);
+    body.append("\",\"count\":");
+    AppendCount(bucket.count, &body);
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (bucket.attributes[i].count == 0) continue;
-      body.append(",").append(names[i]).append(":");
-      AppendAttribute(bucket.attributes[i], request.fns, &body);
+      body.append(names[i]);
+      AppendAttribute(bucket.attributes[i], request.fns, keys, &body);
     }
     body.push_back('}');
   }
-  body.append("],\"scannedCount\":").append(std::to_string(result.scanned_count)).append("}");
+  body.append("],\"scannedCount\":");
+  AppendCount(result.scanned_count, &body);
+  body.push_back('}');
   return body;
 }
 

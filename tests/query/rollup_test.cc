@@ -236,6 +236,63 @@ TEST_F(RollupTest, ARedeliveryChangesNothingAndAnotherValueMarksTheGranuleStale)
   EXPECT_EQ(result.buckets[0].attributes[0].max, Number(100));
 }
 
+// The granules a window cuts at either end are answered from their records when an attribute
+// every reading has shows them all inside the window, and from their readings otherwise.
+TEST_F(RollupTest, AGranuleTheWindowCutsIsReadFromItsRecordOnlyWhenEveryReadingIsInside) {
+  Open();
+  const auto reading = [](int64_t s, int64_t nanos, std::vector<Attribute> attributes) {
+    return Reading{"d1", SortKeyAt(kStart + s, nanos), std::move(attributes)};
+  };
+  Write({reading(5, 0, {{"t", Number(1)}, {"s", std::string("a")}}), reading(35, 0, {{"t", Number(2)}}),
+         reading(65, 0, {{"t", Number(3)}}), reading(75, 0, {{"t", Number(4)}, {"b", true}}),
+         reading(119, 0, {{"t", Number(5)}}), reading(130, 0, {{"t", Number(6)}})});
+  AggregateRequest request;
+  request.device_id = "d1";
+  request.step_seconds = 60;
+  request.attributes = {"b", "s"};  // neither is in every reading: "t" shows where they lie
+  request.fns.assign(std::begin(kAll), std::end(kAll));
+  const auto run = [&](int64_t from, int64_t from_nanos, int64_t to, int64_t to_nanos) {
+    request.from = SortKeyAt(kStart + from, from_nanos);
+    request.to = SortKeyAt(kStart + to, to_nanos);
+    AggregateResult rolled, raw;
+    EXPECT_TRUE(Aggregate(*store_, request, &rolled).ok());
+    request.use_rollups = false;
+    EXPECT_TRUE(Aggregate(*store_, request, &raw).ok());
+    request.use_rollups = true;
+    ExpectSame(raw, rolled, request.from + ".." + request.to);
+    return rolled;
+  };
+  // Granule 0 from second 3 on (its readings at 5 and 35), 60 whole, 120 up to 179.
+  AggregateResult result = run(3, 0, 179, 0);
+  EXPECT_EQ(result.rollup_count, 3u);
+  EXPECT_EQ(result.read_count, 0u);
+  EXPECT_EQ(result.scanned_count, 6u);
+  // The window ends at 119 s: the reading at 119 s lies inside it, to the nanosecond.
+  result = run(0, 0, 119, 0);
+  EXPECT_EQ(result.rollup_count, 2u);
+  EXPECT_EQ(result.read_count, 0u);
+  // And a nanosecond before it not: granule 60 is read from its readings.
+  result = run(0, 0, 118, 999999999);
+  EXPECT_EQ(result.rollup_count, 1u);
+  EXPECT_EQ(result.read_count, 2u);
+  EXPECT_EQ(result.scanned_count, 4u);
+  // From a nanosecond after the first reading: granule 0 from its readings.
+  result = run(5, 1, 179, 0);
+  EXPECT_EQ(result.rollup_count, 2u);
+  EXPECT_EQ(result.read_count, 1u);
+  // Nor do the functions asked for: without first and last the edges' keys are still read.
+  request.fns = {AggregateFn::kAvg, AggregateFn::kCount};
+  result = run(3, 0, 179, 0);
+  EXPECT_EQ(result.rollup_count, 3u);
+  EXPECT_EQ(result.read_count, 0u);
+  // A granule with no attribute in every reading shows nothing: from its readings.
+  Write({reading(140, 0, {{"b", false}})});
+  request.fns.assign(std::begin(kAll), std::end(kAll));
+  result = run(0, 0, 179, 0);
+  EXPECT_EQ(result.rollup_count, 2u);
+  EXPECT_EQ(result.read_count, 2u);
+}
+
 TEST_F(RollupTest, AStoreWrittenWithoutRollupsAndAChangedGranule) {
   Open(/*rollup_seconds=*/0);
   int64_t clock = kStart;

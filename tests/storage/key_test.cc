@@ -180,6 +180,69 @@ TEST(SortKeyWholeSeconds, AreExactAndBack) {
   EXPECT_EQ(WholeSecondsTimestamp(1'000'000'000'000), "9999-12-31T23:59:59Z");
 }
 
+// The civil date and time of a second, as date.h computes it: what the key writers' integer
+// arithmetic must agree with.
+std::string ReferenceTimestamp(int64_t seconds) {
+  const date::sys_seconds utc{std::chrono::seconds(seconds)};
+  const auto day = date::floor<date::days>(utc);
+  const date::year_month_day ymd{day};
+  const date::hh_mm_ss<std::chrono::seconds> tod{utc - day};
+  char text[32];
+  std::snprintf(text, sizeof text, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<int>(tod.hours().count()), static_cast<int>(tod.minutes().count()),
+                static_cast<int>(tod.seconds().count()));
+  return text;
+}
+
+// Across leap days, centuries, 1970 and before it, and the first and last second of the range.
+TEST(WholeSecondsTimestamp, IsTheCivilDateAndTimeAcrossTheRange) {
+  const std::pair<int64_t, const char*> known[] = {
+      {-62167219200, "0000-01-01T00:00:00Z"},  // year 0 is a leap year
+      {-62167219200 + 59 * 86400, "0000-02-29T00:00:00Z"},
+      {-62167219200 + 60 * 86400 - 1, "0000-02-29T23:59:59Z"},
+      {-62167219200 + 366 * 86400, "0001-01-01T00:00:00Z"},
+      {-2203891200 - 86400, "1900-02-28T00:00:00Z"},
+      {-2203891200, "1900-03-01T00:00:00Z"},  // 1900 is not a leap year
+      {-1, "1969-12-31T23:59:59Z"},
+      {-86400, "1969-12-31T00:00:00Z"},
+      {-86401, "1969-12-30T23:59:59Z"},
+      {0, "1970-01-01T00:00:00Z"},
+      {951782400, "2000-02-29T00:00:00Z"},  // 2000 is
+      {951868799, "2000-02-29T23:59:59Z"},
+      {951868800, "2000-03-01T00:00:00Z"},
+      {1782172805, "2026-06-23T00:00:05Z"},
+      {4107542400, "2100-03-01T00:00:00Z"},
+      {253402300799, "9999-12-31T23:59:59Z"},
+  };
+  for (const auto& [seconds, text] : known) {
+    EXPECT_EQ(WholeSecondsTimestamp(seconds), text) << seconds;
+    EXPECT_EQ(ReferenceTimestamp(seconds), text) << seconds;
+    std::string key;
+    ASSERT_TRUE(SortKeyAtWholeSeconds(seconds, &key)) << seconds;
+    EXPECT_EQ(key, std::string(text).substr(0, 19) + ".000000000Z");
+    EXPECT_EQ(SortKeyWholeSeconds(key), seconds);
+  }
+  std::mt19937_64 rng(20261207);
+  std::uniform_int_distribution<int64_t> any(-62167219200, 253402300799);
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t seconds = any(rng);
+    ASSERT_EQ(WholeSecondsTimestamp(seconds), ReferenceTimestamp(seconds)) << seconds;
+    std::string key;
+    ASSERT_TRUE(SortKeyAtWholeSeconds(seconds, &key));
+    ASSERT_EQ(SortKeyWholeSeconds(key), seconds) << key;
+  }
+  // Appended after what the string holds, which stays.
+  std::string out = "[\"";
+  AppendWholeSecondsTimestamp(-1, &out);
+  AppendWholeSecondsTimestamp(int64_t{1} << 62, &out);
+  EXPECT_EQ(out, "[\"1969-12-31T23:59:59Z9999-12-31T23:59:59Z");
+  // A sort key written over a longer string is the sort key alone.
+  std::string key(64, 'x');
+  ASSERT_TRUE(SortKeyAtWholeSeconds(0, &key));
+  EXPECT_EQ(key, "1970-01-01T00:00:00.000000000Z");
+}
+
 // Milliseconds exactly, both ways; a bound for any int64, however far outside years 0000-9999.
 TEST(SortKeyMillis, AreExactAndBack) {
   EXPECT_EQ(SortKeyMillis("2026-06-23T08:00:00.123999999Z"), 1782201600123);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -92,6 +94,19 @@ TEST(Number, CanonicalCheckOfStoredText) {
   for (const char* bad : {"", "-", "-0", "00", "01", "1.", "1.50", ".5", "0.", "+1", "1e5", "a", "0.0", "-0.0"}) {
     EXPECT_FALSE(IsCanonicalNumber(bad)) << bad;
   }
+  for (const char* ok : {"-0.5", "100", "0.05", "-10.01", "9", "123456789012345678901234567890.123"}) {
+    EXPECT_TRUE(IsCanonicalNumber(ok)) << ok;
+  }
+  for (const char* bad : {"-01", "00.5", "-00.5", "1.2.3", "1..2", "0.-1", "-.5", "1.5a", "- 1", "--1", "1-",
+                          "1 ", " 1", "0x1", "inf", "nan", "-", "1.0", "10.10", "1e+05"}) {
+    EXPECT_FALSE(IsCanonicalNumber(bad)) << bad;
+  }
+  // Whatever ParseNumber writes is canonical, and what it would change is not.
+  for (const char* text : {"0", "-0", "007", "1.500", "1e3", "-2.5E-3", "0.000", "12.34", "-5"}) {
+    const std::string canonical = Canonical(text);
+    EXPECT_TRUE(IsCanonicalNumber(canonical)) << canonical;
+    EXPECT_EQ(IsCanonicalNumber(text), canonical == text) << text;
+  }
 }
 
 TEST(Number, DoublesAsTheirShortestDecimal) {
@@ -105,6 +120,53 @@ TEST(Number, DoublesAsTheirShortestDecimal) {
   EXPECT_EQ(NumberToDouble("-123456789012345678"), -123456789012345678.0);
   EXPECT_EQ(Number(uint64_t{18446744073709551615u}).text, "18446744073709551615");
   EXPECT_EQ(Number(int64_t{-42}).text, "-42");
+}
+
+// Shortest round-trip text in exponent form, -0, NaN and infinity take the long way; plain text
+// is its own canonical form. Appended after what the string holds.
+TEST(Number, DoublesAppendedInEveryForm) {
+  const std::pair<double, std::string> cases[] = {
+      {21.5, "21.5"},
+      {-0.25, "-0.25"},
+      {100, "100"},
+      {1e5, "100000"},  // "1e+05" is shorter than its plain form
+      {-1e5, "-100000"},
+      {1e21, "1000000000000000000000"},
+      {1.5e-7, "0.00000015"},
+      {-1e-5, "-0.00001"},
+      {1.25e-5, "0.0000125"},
+      {123456789e10, "1234567890000000000"},
+      {1.7976931348623157e308, "17976931348623157" + std::string(292, '0')},
+      {std::numeric_limits<double>::denorm_min(), "0." + std::string(323, '0') + "5"},
+      {0.0, "0"},
+      {-0.0, "0"},
+      {std::numeric_limits<double>::quiet_NaN(), "0"},
+      {-std::numeric_limits<double>::quiet_NaN(), "0"},
+      {std::numeric_limits<double>::infinity(), "0"},
+      {-std::numeric_limits<double>::infinity(), "0"},
+  };
+  for (const auto& [value, text] : cases) {
+    std::string out = "x,";
+    AppendNumberFromDouble(value, &out);
+    EXPECT_EQ(out, "x," + text) << value;
+    EXPECT_EQ(NumberFromDouble(value), text) << value;
+  }
+  // Any double whose decimal ParseNumber accepts reads as that decimal, whichever form to_chars
+  // picked for it.
+  std::mt19937_64 rng(20261207);
+  std::uniform_int_distribution<int> exponent(-120, 120);
+  std::uniform_real_distribution<double> mantissa(-10, 10);
+  for (int i = 0; i < 20000; ++i) {
+    const double value = i % 2 == 0 ? mantissa(rng) * std::pow(10.0, exponent(rng))
+                                    : std::round(mantissa(rng) * 1000) / std::pow(10.0, i % 7);
+    char buffer[32];
+    const std::string shortest(buffer, std::to_chars(buffer, buffer + sizeof buffer, value).ptr);
+    std::string out;
+    AppendNumberFromDouble(value, &out);
+    ASSERT_EQ(out, Canonical(shortest)) << shortest;
+    ASSERT_TRUE(IsCanonicalNumber(out)) << out;
+    ASSERT_EQ(NumberToDouble(out), value == 0 ? 0.0 : value) << out;
+  }
 }
 
 TEST(Number, PropertyAnyAcceptedNumberRoundTripsAndOrders) {
@@ -192,6 +254,20 @@ TEST(Number, BilledAsDynamoDbCountsIt) {
   EXPECT_EQ(NumberView(Number(21.37)).BilledSize(), 3u);    // 4 digits
   EXPECT_EQ(NumberView(Number(0.005)).BilledSize(), 2u);    // leading zeros trimmed
   EXPECT_EQ(NumberView(Number(-123.45)).BilledSize(), 4u);  // 5 digits
+  const std::pair<const char*, std::size_t> more[] = {
+      {"-0.5", 2},         // 1 digit
+      {"100.5", 3},        // 4 digits, the zeros between counted
+      {"10.01", 3},        // 4
+      {"0.10203", 4},      // 5: leading zeros trimmed, inner ones counted
+      {"1200", 2},         // 2: trailing zeros of the integer trimmed
+      {"120.25", 4},       // 5
+      {"1234567", 5},      // 7
+      {"-0.000001", 2},    // 1
+      {"900000.000009", 7},  // 12
+  };
+  for (const auto& [text, billed] : more) EXPECT_EQ(NumberView::OfCanonical(text).BilledSize(), billed) << text;
+  EXPECT_EQ(NumberView::OfLegacyDouble(21.37).BilledSize(), 3u);
+  EXPECT_EQ(NumberView::OfLegacyDouble(-0.0).BilledSize(), 1u);
 }
 
 }  // namespace
