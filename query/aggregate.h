@@ -7,7 +7,6 @@
 // the answer is the same (docs/native-api.md "Rollups").
 #pragma once
 
-#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -71,9 +70,7 @@ struct AttributeAggregate {
 struct Bucket {
   int64_t start_seconds = 0;  // since 1970, a multiple of the step
   std::size_t count = 0;      // readings in the bucket
-  // As AggregateRequest::attributes. One in place: most aggregates ask for one attribute, and a
-  // bucket opens for each step of the window.
-  boost::container::small_vector<AttributeAggregate, 1> attributes;
+  std::vector<AttributeAggregate> attributes;  // as AggregateRequest::attributes
 };
 
 struct AggregateResult {
