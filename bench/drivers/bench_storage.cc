@@ -1,7 +1,7 @@
 // bench_storage: readingsd's bulk write paths in process, in batches.
 //
 //   bench_storage --dir DIR --count N --devices D [--pad P] [--batch 1000] [--from readings|payloads]
-//                 [--no-compact] [--sort-batch] [--rss-every K] [--index-shards S]
+//                 [--no-compact] [--sort-batch] [--rss-every K] [--index-shards S] [--rollup-seconds G]
 //
 // --from readings (the storage engine): every reading is generated and converted to a
 // storage::Reading first (attributes as the ingest path stores them: parsed from the JSON
@@ -22,6 +22,9 @@
 // temperature, S shards: the README's), so every Write also writes each reading's index entry
 // (and checks for a stale one); after the check of the readings, the index is read back too and
 // must hold exactly one entry per reading ("index_entries=N").
+//
+// --rollup-seconds G keeps rollups of G-second granules (0: none) instead of the daemon's default,
+// so a run can tell what rollups cost the write path apart from the rest (bench/registry_cost).
 //
 // --sort-batch is an experiment, not what readingsd does: each batch is sorted by key (inside the
 // clock) before Write, to show what key order is worth to RocksDB's memtable inserts.
@@ -53,12 +56,20 @@ double RssMb() {
   return 0;
 }
 
-// The daemon's default store options at `dir`, with `indexes`; throws what Open says.
+// --rollup-seconds when given, else the daemon's default.
+int64_t RollupSeconds(const bench::Flags& f) {
+  return f.Has("rollup-seconds") ? f.Int("rollup-seconds", 0) : readingsd::storage::StoreOptions().rollup_seconds;
+}
+
+// The daemon's default store options at `dir`, with `indexes` and `rollup_seconds`; throws what
+// Open says.
 std::unique_ptr<readingsd::storage::Store> OpenStore(const std::string& dir,
-                                                     std::vector<readingsd::storage::IndexSpec> indexes = {}) {
+                                                     std::vector<readingsd::storage::IndexSpec> indexes = {},
+                                                     int64_t rollup_seconds = readingsd::storage::StoreOptions().rollup_seconds) {
   readingsd::storage::StoreOptions options;
   options.path = dir;
   options.indexes = std::move(indexes);
+  options.rollup_seconds = rollup_seconds;
   std::unique_ptr<readingsd::storage::Store> store;
   if (auto s = readingsd::storage::Store::Open(options, &store); !s.ok()) throw std::runtime_error(s.ToString());
   return store;
@@ -254,7 +265,7 @@ int main(int argc, char** argv) {
           for (const auto& r : m.readings) readings.push_back(stored(r));
         }
       }
-      store = OpenStore(dir, indexes);
+      store = OpenStore(dir, indexes, RollupSeconds(f));
       const bool sort_batch = f.Has("sort-batch");
       const auto t0 = std::chrono::steady_clock::now();
       for (std::size_t i = 0; i < readings.size(); i += batch) {
@@ -286,7 +297,7 @@ int main(int argc, char** argv) {
           bytes += m.payload;
         }
       }
-      store = OpenStore(dir, indexes);
+      store = OpenStore(dir, indexes, RollupSeconds(f));
       const ingest::PayloadOptions options;  // the daemon's defaults
       ingest::ParsedMessage parsed;
       std::vector<storage::Reading> pending;
