@@ -61,21 +61,15 @@ const date::sys_seconds kLastSortKeySecond =
     date::sys_days{date::year{9999} / 12 / 31} + std::chrono::hours(23) + std::chrono::minutes(59) +
     std::chrono::seconds(59);
 
-// YYYY-MM-DDTHH:MM:SS of `utc` (within the two above) at `out`, 19 bytes. Days to a civil date
-// in integers (date.h's civil_from_days, unrolled here): aggregates write a sort key per bucket
-// and a timestamp per bucket answered, where date's types cost several times as much.
+// YYYY-MM-DDTHH:MM:SS of `utc` (within the two above) at `out`, 19 bytes, two digits at a time:
+// aggregates write a sort key per bucket and a timestamp per bucket answered.
 void PutDateTime(int64_t utc, char* out) {
-  const int64_t days = FloorToMultiple(utc, 86400) / 86400;
-  const auto second_of_day = static_cast<int>(utc - days * 86400);
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<int>(z - era * 146097);                // [0, 146096]
-  const int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
-  const int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);             // [0, 365]
-  const int mp = (5 * doy + 2) / 153;                                 // [0, 11]
-  const int day = doy - (153 * mp + 2) / 5 + 1;                        // [1, 31]
-  const int month = mp < 10 ? mp + 3 : mp - 9;                         // [1, 12]
-  const auto year = static_cast<int>(yoe + era * 400 + (month <= 2 ? 1 : 0));
+  const date::sys_days days = date::floor<date::days>(date::sys_seconds{std::chrono::seconds(utc)});
+  const date::year_month_day ymd{days};
+  const auto second_of_day = static_cast<int>(utc - int64_t{days.time_since_epoch().count()} * 86400);
+  const int year = static_cast<int>(ymd.year());
+  const auto month = static_cast<int>(static_cast<unsigned>(ymd.month()));
+  const auto day = static_cast<int>(static_cast<unsigned>(ymd.day()));
   PutTwoDigits(out, year / 100);
   PutTwoDigits(out + 2, year % 100);
   out[4] = '-';
@@ -101,19 +95,13 @@ void WriteSortKey(date::sys_seconds utc, std::string_view fraction, std::string*
   out[29] = 'Z';
 }
 
-// The whole seconds of a sort key as NormalizeTimestamp writes it (the fraction aside). The
-// civil date to days in integers (date.h's days_from_civil), as PutDateTime goes the other way:
-// an aggregate reads the seconds of every bucket's first key.
+// The whole seconds of a sort key as NormalizeTimestamp writes it (the fraction aside).
 date::sys_seconds WholeSeconds(std::string_view sort_key) {
-  const int month = Digits(sort_key, 5, 2);
-  const int year = Digits(sort_key, 0, 4) - (month <= 2 ? 1 : 0);  // years begin in March here
-  const int era = (year >= 0 ? year : year - 399) / 400;
-  const int yoe = year - era * 400;                                                  // [0, 399]
-  const int doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + Digits(sort_key, 8, 2) - 1;  // [0, 365]
-  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                             // [0, 146096]
-  const int64_t days = int64_t{era} * 146097 + doe - 719468;
-  return date::sys_seconds{std::chrono::seconds(days * 86400 + Digits(sort_key, 11, 2) * 3600 +
-                                                Digits(sort_key, 14, 2) * 60 + Digits(sort_key, 17, 2))};
+  const date::year_month_day ymd{date::year{Digits(sort_key, 0, 4)},
+                                 date::month(static_cast<unsigned>(Digits(sort_key, 5, 2))),
+                                 date::day(static_cast<unsigned>(Digits(sort_key, 8, 2)))};
+  return date::sys_days{ymd} + std::chrono::hours(Digits(sort_key, 11, 2)) +
+         std::chrono::minutes(Digits(sort_key, 14, 2)) + std::chrono::seconds(Digits(sort_key, 17, 2));
 }
 
 // `utc` and a fraction of `nanos` nanoseconds (0..999999999), all nine digits written.
