@@ -634,8 +634,9 @@ TEST_F(NodeMapTest, EveryNodeAnswersForEveryDeviceCompletelyAndAlikeAlsoWithANod
 
 TEST_F(NodeMapTest, ForwardedReadsOfADeviceAreSharedByItsOwnersAndFallBackWhenOneIsKilled) {
   const std::string target = "/v1/devices/" + DeviceOf(4) + "/readings?limit=10000";  // n2's and n3's
-  const auto [status, want] = Get(reference_->http_port(), target);
-  ASSERT_EQ(status, 200) << want;
+  const auto [status, reference_body] = Get(reference_->http_port(), target);
+  ASSERT_EQ(status, 200) << reference_body;
+  const std::string want = reference_body;  // a lambda cannot capture a structured binding (C++20)
   // Sent to n1, `times` times: how many each owner answered, every answer the reference's.
   const auto answered_by = [&](int times) {
     std::map<std::string, int> by;
