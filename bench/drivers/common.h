@@ -22,7 +22,9 @@
 
 namespace bench {
 
-// --name=value or --name value; positional arguments are kept in order.
+// --name=value or --name value; a --name followed by another --flag (or nothing) is a switch
+// with the value "" (it once took the next flag as its value: `--no-compact --rollup-seconds 0`
+// left rollups on); positional arguments are kept in order.
 class Flags {
  public:
   Flags(int argc, char** argv) {
@@ -35,7 +37,7 @@ class Flags {
       a.remove_prefix(2);
       if (auto eq = a.find('='); eq != std::string_view::npos) {
         values_[std::string(a.substr(0, eq))] = std::string(a.substr(eq + 1));
-      } else if (i + 1 < argc) {
+      } else if (i + 1 < argc && !std::string_view(argv[i + 1]).starts_with("--")) {
         values_[std::string(a)] = argv[++i];
       } else {
         values_[std::string(a)] = "";
