@@ -3,7 +3,8 @@
 and checks that every system answers the same buckets.
 
 usage: aggregate.py REQUESTS ROUNDS FROM_S TO_S SYSTEM=HOST:PORT...
-  SYSTEM is readingsd, victoriametrics, influxdb or prometheus (readingsd through remote read).
+  SYSTEM is readingsd (rows), readingsd-columns (format=columns), victoriametrics, influxdb or
+  prometheus (readingsd through remote read).
 Each request goes over one persistent connection per system; its clock covers sending it and
 reading the whole response. Per round every system answers REQUESTS requests after one untimed
 warm-up; the order of the systems is reversed each round. Prints one line per system:
@@ -24,9 +25,10 @@ STEP = 300
 
 def path_of(system, from_s, to_s):
     iso = lambda s: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(s))
-    if system == "readingsd":
+    if system.startswith("readingsd"):
         return (f"/v1/devices/{DEVICE}/aggregate?from={iso(from_s)}&to={iso(to_s - 1)}"
-                "&step=5m&fn=avg,min,max&attributes=temperature")
+                "&step=5m&fn=avg,min,max&attributes=temperature"
+                + ("&format=columns" if system == "readingsd-columns" else ""))
     if system == "influxdb":
         q = (f"SELECT mean(temperature), min(temperature), max(temperature) FROM readings "
              f"WHERE device='{DEVICE}' AND time >= {from_s}s AND time < {to_s}s GROUP BY time(5m)")
@@ -45,11 +47,15 @@ def buckets_of(system, body):
     """{bucket start (s): (avg, min, max)}"""
     doc = json.loads(body)
     out = {}
+    start_of = lambda text: calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
     if system == "readingsd":
         for b in doc["buckets"]:
-            start = calendar.timegm(time.strptime(b["start"], "%Y-%m-%dT%H:%M:%SZ"))
             t = b["temperature"]
-            out[start] = (t["avg"], t["min"], t["max"])
+            out[start_of(b["start"])] = (t["avg"], t["min"], t["max"])
+    elif system == "readingsd-columns":
+        t = doc["columns"]["temperature"]
+        for i, start in enumerate(doc["start"]):
+            out[start_of(start)] = (t["avg"][i], t["min"][i], t["max"][i])
     elif system == "influxdb":
         for row in doc["results"][0]["series"][0]["values"]:
             if row[1] is not None:
