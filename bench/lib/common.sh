@@ -167,6 +167,48 @@ start_readingsd() {  # start_readingsd NAME DATA_DIR MQTT_PORT [extra flags]; se
   wait_port "$HTTP_PORT" 30
 }
 
+# CPU seconds (user + system) a live process has used.
+cpu_s() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# MQTT ingest into a fresh readingsd ($READINGSD) on a fresh data dir through a fresh mosquitto:
+# N readings of D devices (readingsd-publish: reading i -> device i % D, ts = start + (i / D) s,
+# PAD pads the ~120 B JSON), QoS 1, as fast as PUBACKs allow. The clock starts when the publisher
+# starts and stops when readingsd_readings_ingested_total says the last reading is in the WAL
+# (durable against a crash, queryable); then three devices' partitions must hold exactly what was
+# published to them.
+#   mqtt_ingest TAG N D PAD [readingsd flags]; sets R_S (seconds), R_BROKER, R_CPU (CPU seconds of
+#   the broker and readingsd), R_BATCHES (write batches)
+mqtt_ingest() {
+  local tag=$1 n_want=$2 d=$3 pad=$4
+  shift 4
+  start_mosquitto "broker-readingsd-$tag"
+  start_readingsd "readingsd-$tag" "$WORK/data-$tag" "$MQTT_PORT" "$@"
+  wait_http_ok "http://127.0.0.1:$HTTP_PORT/readyz" 60
+  local t0 t1 n=0
+  t0=$(now)
+  "$READINGSD_PUBLISH" --host 127.0.0.1 --port "$MQTT_PORT" --count "$n_want" --devices "$d" --payload-pad "$pad" \
+    --timeout 3600 >"$WORK/pub-readingsd-$tag.log" 2>&1 || die "readingsd-publish (readingsd $tag): $(cat "$WORK/pub-readingsd-$tag.log")"
+  while [ "$n" -lt "$n_want" ]; do
+    n=$(metric "$HTTP_PORT" readingsd_readings_ingested_total)
+    [ "$n" -ge "$n_want" ] || sleep 0.05
+  done
+  t1=$(now)
+  local dev want got
+  for dev in 0 $((d / 2)) $((d - 1)); do
+    want=$((n_want / d + (dev < n_want % d ? 1 : 0)))
+    got=$(curl -s "http://127.0.0.1:$HTTP_PORT/v1/devices/$(printf 'dev%05d' $((dev + 1)))/readings?limit=10000" |
+      "$PY" -c 'import json,sys; print(json.load(sys.stdin)["count"])')
+    [ "$got" = "$want" ] || die "readingsd $tag: device $dev holds $got readings, expected $want"
+  done
+  R_BATCHES=$(metric "$HTTP_PORT" readingsd_write_batch_size_count)
+  R_BROKER=$(cpu_s "$MQTT_PID")
+  R_CPU=$(cpu_s "$RD_PID")
+  stop_pid "$RD_PID"
+  stop_pid "$MQTT_PID"
+  rm -rf "$WORK/data-$tag"
+  R_S=$(calc "$t1 - $t0")
+}
+
 # metric PORT NAME: the value of an unlabelled series on readingsd's /metrics, as an integer.
 metric() {
   curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n { printf "%.0f\n", $2; found = 1 } END { if (!found) print 0 }'
