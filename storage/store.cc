@@ -323,6 +323,8 @@ class RocksStore : public Store {
     }
     // One writer at a time: the priors found must still hold when the batch is written.
     std::lock_guard lock(write_mu_);
+    // Before the plan: after a failed write, planning reads and rebuilds what it left in memory.
+    MaybeResume();
     if (Status s = priors_.Plan(readings, &writes_); !s.ok()) return s;
     batch_.Clear();
     for (const internal::KeyWrite& w : writes_) {
@@ -708,8 +710,9 @@ class RocksStore : public Store {
       if (signal.stop) break;
       bool changed = std::exchange(signal.changed, false);
       lock.unlock();
-      {
+      if (!write_failed_.load(std::memory_order_acquire)) {
         // Bounds what a crash leaves to recover: the records lag the readings by one interval.
+        // Not while writes fail: resuming is for the writes to try (MaybeResume).
         std::lock_guard write_lock(write_mu_);
         if (Status s = PersistLocked(); !s.ok()) Warn(s);
       }
