@@ -278,5 +278,61 @@ TEST_F(RegistryFoldTest, AKilledWriterLeavesWhatAStoreThatNeverCrashedHolds) {
   }
 }
 
+// Under retention a record counts what is at or after its horizon: a device first written after
+// the last persist has no record, and the sweep at open applies retention to the one recovered.
+TEST_F(RegistryFoldTest, AKilledWriterUnderRetentionCountsWhatItsHorizonLeaves) {
+  using std::chrono::hours;
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+  auto at = [&](const std::string& device, int64_t seconds_ago, double t) {
+    std::string sort_key;
+    SortKeyAtWholeSeconds(now - seconds_ago, &sort_key);
+    return Reading{device, sort_key, {{"temperature", Number(t)}}};
+  };
+  options_.retention = hours(24);
+  {
+    auto store = Open(options_);  // "kept" has a stored record with its horizon
+    ASSERT_TRUE(store->Write(std::vector<Reading>{at("kept", 3600 * 30, 1), at("kept", 3600 * 5, 2)}).ok());
+    // Stored, never counted: a record with no reading and the cutoff as its horizon.
+    ASSERT_TRUE(store->Write(std::vector<Reading>{at("expired", 3600 * 40, 1)}).ok());
+  }
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::unique_ptr<Store> store;
+    if (!Store::Open(options_, &store).ok()) _exit(1);
+    for (int i = 0; i < 5; ++i) {
+      // In time order: each its device's newest, some already older than the cutoff.
+      if (!store->Write(std::vector<Reading>{at("new", 3600 * (50 - 10 * i), i), at("kept", 3600 * (4 - i), 10 + i)})
+               .ok()) {
+        _exit(1);
+      }
+    }
+    // Its newest, older than its horizon, then one after it.
+    if (!store->Write(std::vector<Reading>{at("expired", 3600 * 30, 2)}).ok()) _exit(1);
+    if (!store->Write(std::vector<Reading>{at("expired", 3600, 3)}).ok()) _exit(1);
+    raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  auto store = Open(options_);
+  std::vector<DeviceSummary> listed;
+  ASSERT_TRUE(store->ListDevices("", "", 10, &listed).ok());
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[0].device_id, "expired");
+  EXPECT_EQ(listed[0].readings, 1u);
+  EXPECT_EQ(listed[0].first_sort_key, at("expired", 3600, 0).sort_key);
+  listed.erase(listed.begin());
+  EXPECT_EQ(listed[0].device_id, "kept");
+  EXPECT_EQ(listed[0].readings, 6u);  // 5 h ago and the five since; not 30 h ago
+  EXPECT_EQ(listed[0].first_sort_key, at("kept", 3600 * 5, 0).sort_key);
+  EXPECT_EQ(listed[0].last_sort_key, at("kept", 0, 0).sort_key);
+  EXPECT_EQ(listed[1].device_id, "new");
+  EXPECT_EQ(listed[1].readings, 2u);  // 20 h and 10 h ago; not 50, 40 and 30 h ago
+  EXPECT_EQ(listed[1].first_sort_key, at("new", 3600 * 20, 0).sort_key);
+  EXPECT_EQ(listed[1].last_sort_key, at("new", 3600 * 10, 0).sort_key);
+}
+
 }  // namespace
 }  // namespace readingsd::storage
