@@ -45,6 +45,10 @@
 //     latest       = the rest: the encoded attributes (storage/reading.h) of reading `last`
 //   "META#registry" = "v1"   the registry is complete (written after it was built from the
 //                            readings of a store that had none)
+//   "META#fold"    = "dirty" | "clean"   "dirty": written since the last persist, so the registry
+//                    and rollup records may lag the readings (kept in memory for writes in time
+//                    order); a writable open recovers them from the readings. "clean" or absent:
+//                    every record is exact (docs/device-registry.md "After a crash")
 //
 // Rollups (storage/rollup.h, docs/native-api.md "Rollups") summarise each device's readings per
 // granule of G seconds (storage.rollup_seconds), so an aggregate reads one record per granule:

@@ -19,6 +19,7 @@ Status PriorValues::Plan(std::span<const Reading> readings, std::vector<KeyWrite
     EncodeKey(r.device_id, r.sort_key, &w.key);
     EncodeAttributes(r.attributes, &w.value);
     w.prior.reset();
+    w.newest = false;
     Device* device = nullptr;
     if (Status s = Find(r.device_id, &device); !s.ok()) return s;
     if (device->plan != plan_) {
@@ -30,6 +31,7 @@ Status PriorValues::Plan(std::span<const Reading> readings, std::vector<KeyWrite
     // may overwrite a stored key or an earlier write of the batch.
     if (r.sort_key > device->planned) {
       device->planned = r.sort_key;
+      w.newest = true;
     } else {
       lookups_.push_back(i);
     }

@@ -25,6 +25,9 @@ struct KeyWrite {
   // nullopt: the key is new. Otherwise the encoded value this write replaces: the stored one, or,
   // for a key written twice in one batch, the value of its earlier write in that batch.
   std::optional<std::string> prior;
+  // Newer than every key of its device, stored or earlier in the batch: ingest's common case,
+  // which the registry and the rollups keep in memory (docs/device-registry.md).
+  bool newest = false;
 };
 
 // Finds the prior of every write of a batch, reading as little as it can. It keeps each device's

@@ -147,6 +147,7 @@ DeviceRecord& Registry::Planned(Records::value_type* kept) {
   if (k.plan != plan_) {
     k.plan = plan_;
     k.planned = k.record;
+    k.put = false;
     pending_.push_back(kept);
   }
   return k.planned;
@@ -162,6 +163,8 @@ Status Registry::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* bat
       if (Status s = Find(reading.device_id, &kept); !s.ok()) return s;
     }
     DeviceRecord& r = Planned(kept);
+    // Any other than the device's newest is written with its record: Recover finds only those.
+    if (!w.newest) kept->second.put = true;
     if (reading.sort_key < r.horizon) continue;  // retention has it already
     // An overwrite counts nothing, unless the record counts no reading at all.
     if (!w.prior || r.readings == 0) {
@@ -178,6 +181,7 @@ Status Registry::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* bat
   const auto by_id = [](const Records::value_type* a, const Records::value_type* b) { return a->first < b->first; };
   if (!std::is_sorted(pending_.begin(), pending_.end(), by_id)) std::sort(pending_.begin(), pending_.end(), by_id);
   for (const Records::value_type* planned : pending_) {
+    if (!planned->second.put) continue;
     EncodeDeviceRecord(planned->second.planned, &value_);
     if (auto s = batch->Put(RegistryKey(planned->first), value_); !s.ok()) return FromRocks(s, "write batch");
   }
@@ -191,6 +195,7 @@ Status Registry::PlanDelete(std::string_view device_id, std::span<const std::str
   Records::value_type* kept = nullptr;
   if (Status s = Find(device_id, &kept); !s.ok()) return s;
   DeviceRecord& r = Planned(kept);
+  kept->second.put = true;
   const std::string &lo = removed.front(), &hi = removed.back();
   const auto counted = static_cast<uint64_t>(
       std::count_if(removed.begin(), removed.end(), [&r](const std::string& k) { return k >= r.horizon; }));
@@ -218,16 +223,70 @@ Status Registry::PlanDelete(std::string_view device_id, std::span<const std::str
 }
 
 void Registry::Commit() {
-  for (Records::value_type* planned : pending_) std::swap(planned->second.record, planned->second.planned);
+  for (Records::value_type* planned : pending_) {
+    Kept& k = planned->second;
+    std::swap(k.record, k.planned);
+    k.dirty = !k.put;
+    if (k.dirty && !k.listed) {
+      k.listed = true;
+      dirty_.push_back(planned);
+    }
+  }
   pending_.clear();
 }
 
+Status Registry::PlanPersist(rocksdb::WriteBatch* batch) {
+  const auto by_id = [](const Records::value_type* a, const Records::value_type* b) { return a->first < b->first; };
+  std::sort(dirty_.begin(), dirty_.end(), by_id);
+  for (const Records::value_type* kept : dirty_) {
+    if (!kept->second.dirty) continue;
+    EncodeDeviceRecord(kept->second.record, &value_);
+    if (auto s = batch->Put(RegistryKey(kept->first), value_); !s.ok()) return FromRocks(s, "write batch");
+  }
+  return Status::OK();
+}
+
+void Registry::CommitPersist() {
+  for (Records::value_type* kept : dirty_) kept->second.dirty = kept->second.listed = false;
+  dirty_.clear();
+}
+
+Status Registry::Recover(std::string_view device_id, rocksdb::WriteBatch* batch) {
+  DeviceRecord r;
+  if (Status s = Load(device_id, &r); !s.ok()) return s;
+  // In the common case a write is its device's newest: after `last`. Older ones were written
+  // with the record.
+  std::string lower = EncodeKey(device_id, r.last) + '\0';
+  if (!r.horizon.empty()) lower = std::max(lower, EncodeKey(device_id, r.horizon));
+  const std::string upper = EncodeKey(device_id, std::string(1, kSortKeyEnd));
+  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  auto it = RangeIterator(db_, lower_slice, upper_slice);
+  uint64_t added = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view id, sort_key;
+    if (!DecodeKey(std::string_view(it->key().data(), it->key().size()), &id, &sort_key)) continue;
+    if (r.readings == 0 && added == 0) r.first.assign(sort_key);
+    ++added;
+    r.last.assign(sort_key);
+    r.latest.assign(it->value().data(), it->value().size());
+  }
+  if (Status s = FromRocks(it->status(), "recovering the device registry"); !s.ok()) return s;
+  if (added == 0) return Status::OK();
+  r.readings += added;
+  EncodeDeviceRecord(r, &value_);
+  if (auto s = batch->Put(RegistryKey(device_id), value_); !s.ok()) return FromRocks(s, "write batch");
+  return Status::OK();
+}
+
 Status Registry::Sweep(const std::string& cutoff, std::mutex& write_mu, const rocksdb::WriteOptions& write_options,
-                       Rollups* rollups) {
+                       Rollups* rollups, const std::function<Status()>& persist_locked) {
   {
     std::lock_guard lock(write_mu);
     horizon_ = std::max(horizon_, cutoff);
     rollups->SetHorizon(cutoff);
+    // Every device written so far gets a stored record to be found by below; those written
+    // from now on start at the cutoff.
+    if (Status s = persist_locked(); !s.ok()) return s;
   }
   // The devices to sweep, read without the lock; each is checked again under it.
   std::vector<std::string> devices;
@@ -279,6 +338,7 @@ Status Registry::Sweep(const std::string& cutoff, std::mutex& write_mu, const ro
     if (Status s = FromRocks(db_->Write(write_options, &batch), "sweeping the device registry"); !s.ok()) return s;
     rollups->Commit();
     *record = std::move(swept);
+    kept->second.dirty = false;
   }
   return Status::OK();
 }

@@ -1,12 +1,15 @@
 // The device registry: one record per device (key.h: "REG#" deviceId) with its first and last
-// reading time, its reading count and its latest reading, kept by Store::Write in the same
-// WriteBatch as the readings, so listing every device reads no partition. Internal to storage/;
+// reading time, its reading count and its latest reading, kept by Store::Write, so listing every
+// device reads no partition. A batch of readings each newer than its device's newest (ingest's
+// common case) changes the records in memory only; Persist writes them (before any read of
+// them), and Recover rebuilds them from the readings after a crash. Internal to storage/;
 // docs/device-registry.md says how it stays exact.
 #pragma once
 
 #include <rocksdb/db.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -23,6 +26,10 @@ namespace readingsd::storage::internal {
 
 inline constexpr std::string_view kRegistryBuiltKey = "META#registry";
 inline constexpr std::string_view kRegistryBuiltValue = "v1";
+// Whether the registry and rollup records may lag the readings (storage/key.h).
+inline constexpr std::string_view kFoldKey = "META#fold";
+inline constexpr std::string_view kFoldDirty = "dirty";
+inline constexpr std::string_view kFoldClean = "clean";
 
 struct DeviceRecord {
   uint64_t readings = 0;  // at or after horizon
@@ -45,9 +52,15 @@ class Registry {
   // built) gets one, read from every reading. Run before any write.
   Status BuildIfMissing();
 
-  // Adds to `batch` the new record of every device `writes` touch (once per device); they are
-  // kept aside until Commit. A write older than its device's horizon changes nothing; a new key
-  // counts one; an overwrite counts nothing; the newest key written becomes `latest`.
+  // After a crash (the store's fold marker says "dirty"), before any write: the record of
+  // `device_id` as it stands in the store, plus the readings of its partition after its `last`
+  // and at or after its horizon (those a write in the common case left to memory), into `batch`.
+  Status Recover(std::string_view device_id, rocksdb::WriteBatch* batch);
+
+  // Plans the new record of every device `writes` touch, kept aside until Commit. A write older
+  // than its device's horizon changes nothing; a new key counts one; an overwrite counts nothing;
+  // the newest key written becomes `latest`. Only the records of devices with a write that is not
+  // their newest (KeyWrite::newest) go into `batch`, once each; the others are left dirty in memory.
   Status Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batch);
   // Adds to `batch` the record of `device_id` once `removed` is deleted in that batch: its sort
   // keys in order, every stored key of the partition from the first to the last of them. Kept
@@ -57,14 +70,19 @@ class Registry {
   // The batch of Plan or PlanDelete is written.
   void Commit();
 
+  // Adds every dirty record to `batch`, in key order; CommitPersist once it is written.
+  Status PlanPersist(rocksdb::WriteBatch* batch);
+  void CommitPersist();
+
   // Retention: every record whose horizon is older than `cutoff` stops counting the readings
   // older than `cutoff` (counted in its partition, the only reads it makes) and takes `cutoff`
   // as its horizon; a device with no reading left keeps a record with none, which listings skip.
-  // Takes `write_mu` itself, once per device. Each device's batch also raises its rollup floor
-  // (Rollups::PlanSweep). Once it returned OK compaction may drop readings older than `cutoff`:
-  // no record counts them any more.
+  // Takes `write_mu` itself, once per device, and first calls `persist_locked` under it: the
+  // devices to sweep are read from the stored records. Each device's batch also raises its
+  // rollup floor (Rollups::PlanSweep). Once it returned OK compaction may drop readings older
+  // than `cutoff`: no record counts them any more.
   Status Sweep(const std::string& cutoff, std::mutex& write_mu, const rocksdb::WriteOptions& write_options,
-               Rollups* rollups);
+               Rollups* rollups, const std::function<Status()>& persist_locked);
 
  private:
   struct Hash {
@@ -77,6 +95,9 @@ class Registry {
     // from batch to batch, so a batch copies into strings that are already allocated.
     uint64_t plan = 0;
     DeviceRecord planned;
+    bool put = false;     // the plan puts `planned` into its batch
+    bool dirty = false;   // `record` is not what the store holds
+    bool listed = false;  // in dirty_
   };
   using Records = std::unordered_map<std::string, Kept, Hash, std::equal_to<>>;
 
@@ -93,6 +114,7 @@ class Registry {
   Records records_;
   uint64_t plan_ = 0;
   std::vector<Records::value_type*> pending_;  // the records of the last plan, until Commit
+  std::vector<Records::value_type*> dirty_;    // those dirty (or once dirty) since the last persist
   std::string value_;                          // an encoded record, reused
   std::string horizon_;   // a new record's: the cutoff of the latest sweep begun
 };

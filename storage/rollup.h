@@ -1,5 +1,5 @@
 // Rollups: per device, a summary of each granule of G seconds (storage.rollup_seconds) of its
-// readings, kept by Store::Write in the readings' own WriteBatch (storage/rollups.h), so that an
+// readings, kept by Store::Write (storage/rollups.h), so that an
 // aggregate reads one record per granule instead of every reading (query/aggregate.h). The
 // record format is in storage/key.h; this is what a reader of records needs.
 #pragma once

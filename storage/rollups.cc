@@ -207,25 +207,51 @@ std::string Rollups::GranuleKey(std::string_view device_id, int64_t start) const
   return RollupKey(device_id, sort_key);
 }
 
+Status Rollups::ReadStored(std::string_view device_id, Device* device, bool* any_record) {
+  const std::string lower = RollupKey(device_id, ""), upper = RollupKey(device_id, std::string(1, kSortKeyEnd));
+  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  auto it = RangeIterator(db_, lower_slice, upper_slice);
+  it->SeekToFirst();
+  // A device with no record at all (every new one) needs no second seek for its newest.
+  *any_record = it->Valid();
+  if (it->Valid() && it->key().size() == lower.size()) {
+    device->floor_stored = true;
+    if (Status s = ReadRollupFloor(std::string_view(it->value().data(), it->value().size()), &device->floor); !s.ok()) {
+      return s;
+    }
+  }
+  if (*any_record) it->SeekToLast();
+  if (*any_record && it->Valid() && it->key().size() > lower.size()) {
+    std::string_view id, granule;
+    if (!DecodeRollupKey(std::string_view(it->key().data(), it->key().size()), &id, &granule) || granule.empty()) {
+      return Status::Corruption("a rollup key does not decode");
+    }
+    device->has_open = true;
+    device->open_start = SortKeyWholeSeconds(granule);
+    if (Status s = DecodeRollup(std::string_view(it->value().data(), it->value().size()), &device->open); !s.ok()) {
+      return s;
+    }
+  }
+  return FromRocks(it->status(), "reading a device's rollups");
+}
+
 Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
   auto at = devices_.find(device_id);
   if (at != devices_.end() && !at->second.forget) {
     *found = &*at;
     return Status::OK();
   }
+  // A plan that failed folded into a dirty open record in place: the store's records and
+  // readings say what it held.
+  if (at != devices_.end() && at->second.open_dirty) {
+    rocksdb::WriteBatch batch;
+    if (Status s = Recover(device_id, &batch); !s.ok()) return s;
+    if (Status s = FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "rebuilding a rollup"); !s.ok()) return s;
+  }
   Device device;
-  const std::string lower = RollupKey(device_id, ""), upper = RollupKey(device_id, std::string(1, kSortKeyEnd));
-  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
-  auto it = RangeIterator(db_, lower_slice, upper_slice);
-  it->SeekToFirst();
-  // A device with no record at all (every new one) needs no second seek for its newest.
-  const bool any_record = it->Valid();
-  if (it->Valid() && it->key().size() == lower.size()) {
-    device.floor_stored = true;
-    if (Status s = ReadRollupFloor(std::string_view(it->value().data(), it->value().size()), &device.floor); !s.ok()) {
-      return s;
-    }
-  } else if (it->status().ok()) {
+  bool any_record = false;
+  if (Status s = ReadStored(device_id, &device, &any_record); !s.ok()) return s;
+  if (!device.floor_stored) {
     // Readings stored without rollups: the granules after the newest one are the first summarised.
     const std::string first = EncodeKey(device_id, ""), end = EncodeKey(device_id, std::string(1, kSortKeyEnd));
     const rocksdb::Slice first_slice(first), end_slice(end);
@@ -236,34 +262,74 @@ Status Rollups::Find(std::string_view device_id, Devices::value_type** found) {
       device.floor = GranuleOf(key.substr(first.size())) + granule_;
     }
     if (Status s = FromRocks(readings->status(), "reading a partition's newest key"); !s.ok()) return s;
+    // A device the sweep has not reached yet keeps its floor record until PlanSweep raises it.
+    device.floor = std::max(device.floor, horizon_floor_);
   }
-  // A device the sweep has not reached yet keeps its floor record until PlanSweep raises it.
-  if (!device.floor_stored) device.floor = std::max(device.floor, horizon_floor_);
-  if (any_record) it->SeekToLast();
-  if (any_record && it->Valid() && it->key().size() > lower.size()) {
-    std::string_view id, granule;
-    if (!DecodeRollupKey(std::string_view(it->key().data(), it->key().size()), &id, &granule) || granule.empty()) {
-      return Status::Corruption("a rollup key does not decode");
-    }
-    device.has_open = true;
-    device.open_start = SortKeyWholeSeconds(granule);
-    if (Status s = DecodeRollup(std::string_view(it->value().data(), it->value().size()), &device.open); !s.ok()) {
-      return s;
-    }
-  }
-  if (Status s = FromRocks(it->status(), "reading a device's rollups"); !s.ok()) return s;
   if (at == devices_.end()) at = devices_.emplace(device_id, Device{}).first;
+  device.listed = at->second.listed;
   at->second = std::move(device);
   *found = &*at;
   return Status::OK();
 }
 
-void Rollups::StartPlan() {
-  // The last plan was not committed: what it folded in place is not stored.
+Status Rollups::Recover(std::string_view device_id, rocksdb::WriteBatch* batch) {
+  if (granule_ == 0) return Status::OK();
+  Device stored;
+  bool any_record = false;
+  if (Status s = ReadStored(device_id, &stored, &any_record); !s.ok()) return s;
+  if (!stored.floor_stored) return Status::OK();  // no granule of it is summarised
+  int64_t from = stored.floor;
+  // A stale record stays stale, as it would have without the crash.
+  if (stored.has_open) from = std::max(from, stored.open.stale ? stored.open_start + granule_ : stored.open_start);
+  std::string from_key;
+  if (!SortKeyAtWholeSeconds(from, &from_key)) {
+    if (from > 0) return Status::OK();  // after year 9999
+    from_key.clear();  // before year 0000 (a new device's floor): the whole partition
+  }
+  const std::string lower = EncodeKey(device_id, from_key), upper = EncodeKey(device_id, std::string(1, kSortKeyEnd));
+  const rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  auto it = RangeIterator(db_, lower_slice, upper_slice);
+  Reading reading{std::string(device_id), "", {}};
+  KeyWrite w;
+  w.reading = &reading;
+  Rollup record;
+  int64_t start = kNoFloor;
+  auto put = [&]() -> Status {
+    if (start == kNoFloor) return Status::OK();
+    EncodeRollup(record, &scratch_, &value_);
+    if (auto s = batch->Put(GranuleKey(device_id, start), value_); !s.ok()) return FromRocks(s, "write batch");
+    return Status::OK();
+  };
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view id, sort_key;
+    if (!DecodeKey(std::string_view(it->key().data(), it->key().size()), &id, &sort_key)) continue;
+    const int64_t granule = GranuleOf(sort_key);
+    if (granule != start) {
+      if (Status s = put(); !s.ok()) return s;
+      start = granule;
+      record = Rollup();
+    }
+    reading.sort_key.assign(sort_key);
+    if (Status s = DecodeAttributes(std::string_view(it->value().data(), it->value().size()), &reading.attributes);
+        !s.ok()) {
+      return s;
+    }
+    Fold(w, &record);
+  }
+  if (Status s = FromRocks(it->status(), "rebuilding the rollups"); !s.ok()) return s;
+  return put();
+}
+
+void Rollups::ForgetUncommitted() {
+  // What the last plan folded in place is not stored.
   for (Devices::value_type* device : touched_) device->second.forget = true;
-  ++plan_;
   touched_.clear();
   used_ = 0;
+}
+
+void Rollups::StartPlan() {
+  ForgetUncommitted();
+  ++plan_;
 }
 
 Rollups::Device& Rollups::Touch(Devices::value_type* device) {
@@ -273,16 +339,17 @@ Rollups::Device& Rollups::Touch(Devices::value_type* device) {
     d.last_slot = kNone;
     d.planned_floor = d.floor;
     d.floor_planned = false;
+    d.plan_newest = d.has_open ? d.open_start : kNoFloor;
     touched_.push_back(device);
   }
   return d;
 }
 
-Status Rollups::SlotOf(Devices::value_type* device, int64_t start, std::string_view sort_key, Rollup** record) {
+Status Rollups::SlotOf(Devices::value_type* device, int64_t start, std::string_view sort_key, Slot** found) {
   Device& d = device->second;
   for (std::size_t i = d.last_slot; i != kNone; i = slots_[i].prev) {
     if (slots_[i].start == start) {
-      *record = &slots_[i].record();
+      *found = &slots_[i];
       return Status::OK();
     }
   }
@@ -291,7 +358,14 @@ Status Rollups::SlotOf(Devices::value_type* device, int64_t start, std::string_v
   slot.device = device;
   slot.start = start;
   slot.prev = d.last_slot;
+  slot.rare = slot.put = false;
   d.last_slot = used_++;
+  *found = &slot;
+  if (sort_key.empty()) {  // the open record, which the plan closes
+    slot.key = GranuleKey(device->first, start);
+    slot.in_place = true;
+    return Status::OK();
+  }
   // The granule's key from the reading's: same day (a granule divides it), its time of day.
   const auto day_seconds = static_cast<unsigned>(start - FloorToMultiple(start, 86400));
   const unsigned fields[] = {day_seconds / 3600, day_seconds / 60 % 60, day_seconds % 60};
@@ -319,7 +393,6 @@ Status Rollups::SlotOf(Devices::value_type* device, int64_t start, std::string_v
       return decoded;
     }
   }
-  *record = &slot.record();
   return Status::OK();
 }
 
@@ -341,9 +414,17 @@ Status Rollups::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batc
     }
     const int64_t start = GranuleOf(r.sort_key);
     if (start < d.floor) continue;
-    Rollup* record = nullptr;
-    if (Status s = SlotOf(device, start, r.sort_key, &record); !s.ok()) return s;
-    Fold(w, record);
+    Slot* slot = nullptr;
+    if (d.has_open && start > d.open_start && d.open_dirty) {
+      // The open record is final once a newer granule has a reading: it is written now.
+      if (Status s = SlotOf(device, d.open_start, "", &slot); !s.ok()) return s;
+    }
+    if (Status s = SlotOf(device, start, r.sort_key, &slot); !s.ok()) return s;
+    // A write in time order into the device's newest granule stays in memory; any other is
+    // written with its granule's record, which Recover then leaves as it is or rebuilds alike.
+    if (!w.newest || (d.has_open && start < d.open_start)) slot->rare = true;
+    d.plan_newest = std::max(d.plan_newest, start);
+    Fold(w, &slot->record());
   }
   // In key order, so each goes into the memtable a step past the one before (rocks_options.cc,
   // InsertHintPrefix), not from the top of it.
@@ -352,8 +433,12 @@ Status Rollups::Plan(std::span<const KeyWrite> writes, rocksdb::WriteBatch* batc
   const auto by_key = [this](std::size_t a, std::size_t b) { return slots_[a].key < slots_[b].key; };
   if (!std::is_sorted(order_.begin(), order_.end(), by_key)) std::sort(order_.begin(), order_.end(), by_key);
   for (std::size_t i : order_) {
-    EncodeRollup(slots_[i].record(), &scratch_, &value_);
-    if (auto s = batch->Put(slots_[i].key, value_); !s.ok()) return FromRocks(s, "write batch");
+    Slot& slot = slots_[i];
+    // Every granule but the newest one the device reaches is final.
+    slot.put = slot.rare || slot.start < slot.device->second.plan_newest;
+    if (!slot.put) continue;
+    EncodeRollup(slot.record(), &scratch_, &value_);
+    if (auto s = batch->Put(slot.key, value_); !s.ok()) return FromRocks(s, "write batch");
   }
   return Status::OK();
 }
@@ -365,6 +450,11 @@ Status Rollups::PlanDelete(std::string_view device_id, std::span<const std::stri
   Devices::value_type* device = nullptr;
   if (Status s = Find(device_id, &device); !s.ok()) return s;
   Device& d = Touch(device);
+  // Its dirty open record first: the device is read again from the store after the delete.
+  if (d.has_open && d.open_dirty) {
+    EncodeRollup(d.open, &scratch_, &value_);
+    if (auto s = batch->Put(GranuleKey(device_id, d.open_start), value_); !s.ok()) return FromRocks(s, "write batch");
+  }
   const int64_t first = GranuleOf(removed.front()), last = GranuleOf(removed.back());
   Rollup stale;
   stale.stale = true;
@@ -409,6 +499,7 @@ void Rollups::Commit() {
     if (d.floor_planned) d.floor_stored = true;
     d.floor = d.planned_floor;
     if (d.has_open && d.open_start < d.floor) d.has_open = false;
+    if (!d.has_open || d.forget) d.open_dirty = false;  // PlanDelete wrote it
   }
   for (std::size_t i = 0; i < used_; ++i) {
     Slot& slot = slots_[i];
@@ -419,8 +510,55 @@ void Rollups::Commit() {
       d.has_open = true;
     }
   }
+  for (std::size_t i = 0; i < used_; ++i) {
+    Slot& slot = slots_[i];
+    Devices::value_type* device = slot.device;
+    Device& d = device->second;
+    if (!d.has_open || slot.start != d.open_start) continue;
+    d.open_dirty = !slot.put;
+    if (d.open_dirty && !d.listed) {
+      d.listed = true;
+      dirty_.push_back(device);
+    }
+  }
   touched_.clear();
   used_ = 0;
+}
+
+Status Rollups::PlanPersist(rocksdb::WriteBatch* batch, std::string_view device_id) {
+  ForgetUncommitted();
+  persisting_.clear();
+  if (!device_id.empty()) {
+    auto at = devices_.find(device_id);
+    if (at != devices_.end() && at->second.open_dirty) persisting_.push_back(&*at);
+  } else {
+    const auto by_id = [](const Devices::value_type* a, const Devices::value_type* b) { return a->first < b->first; };
+    std::sort(dirty_.begin(), dirty_.end(), by_id);
+    for (Devices::value_type* device : dirty_) {
+      if (device->second.open_dirty) persisting_.push_back(device);
+    }
+  }
+  for (Devices::value_type* device : persisting_) {
+    Device& d = device->second;
+    if (d.forget) {
+      if (Status s = Recover(device->first, batch); !s.ok()) return s;
+    } else if (d.has_open) {
+      EncodeRollup(d.open, &scratch_, &value_);
+      if (auto s = batch->Put(GranuleKey(device->first, d.open_start), value_); !s.ok()) {
+        return FromRocks(s, "write batch");
+      }
+    }
+  }
+  persist_all_ = device_id.empty();
+  return Status::OK();
+}
+
+void Rollups::CommitPersist() {
+  for (Devices::value_type* device : persisting_) device->second.open_dirty = false;
+  persisting_.clear();
+  if (!persist_all_) return;
+  for (Devices::value_type* device : dirty_) device->second.listed = false;
+  dirty_.clear();
 }
 
 }  // namespace readingsd::storage::internal

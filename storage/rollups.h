@@ -50,11 +50,14 @@ void EncodeRollup(const Rollup& rollup, std::string* scratch, std::string* out);
 Status DecodeRollup(std::string_view encoded, Rollup* rollup);
 
 // Not thread-safe: Plan, PlanDelete, PlanSweep, the write of their batch and Commit run under the
-// store's write lock. Keeps each device's newest granule's record in memory (read once per device
-// after an open, with its floor), so a write in time order reads no record: each batch Puts the
-// new record of every granule it touches. A plan folds into that record in place (no copy per
-// batch); a plan that is not committed (its write failed) has the devices it touched read again
-// from the store. With granule_seconds 0 it keeps nothing.
+// store's write lock. Keeps each device's newest granule's record (its open one) in memory (read
+// once per device after an open, with its floor), so a write in time order reads no record and
+// writes none: a batch Puts a granule's record when the device's newest reading moves past it
+// (its final record), or when a write that is not its device's newest (KeyWrite::newest) changes
+// it; the open record is left dirty until Persist. A plan folds into the open record in place (no
+// copy per batch); a plan that is not committed (its write failed) has the devices it touched
+// read again from the store, their dirty records rebuilt from the readings. With granule_seconds
+// 0 it keeps nothing.
 class Rollups {
  public:
   Rollups(rocksdb::DB* db, int64_t granule_seconds) : db_(db), granule_(granule_seconds) {}
@@ -66,7 +69,12 @@ class Rollups {
   // whole by aggregates, never summed from records that missed some.
   Status Prepare();
 
-  // Adds to `batch` each touched granule's new record: a new key adds its reading; an overwrite
+  // After a crash (the store's fold marker says "dirty"), before any write: every granule of
+  // `device_id` from its newest stored record on (or from its floor), rebuilt from its readings,
+  // into `batch`. A stale newest record stays, and the granules after it are rebuilt.
+  Status Recover(std::string_view device_id, rocksdb::WriteBatch* batch);
+
+  // Folds each reading into its granule's record: a new key adds its reading; an overwrite
   // with the same encoded value changes nothing (a redelivery); one with another value marks the
   // granule stale (a min or max cannot be taken back). A stale granule stays stale. A reading
   // older than its device's floor is left to the readings.
@@ -81,6 +89,11 @@ class Rollups {
   Status PlanSweep(std::string_view device_id, const std::string& cutoff, rocksdb::WriteBatch* batch);
   // The batch of the last plan is written.
   void Commit();
+
+  // Adds every dirty open record to `batch` (of `device_id` alone, when given); CommitPersist
+  // once it is written.
+  Status PlanPersist(rocksdb::WriteBatch* batch, std::string_view device_id = {});
+  void CommitPersist();
 
  private:
   static constexpr int64_t kNoFloor = std::numeric_limits<int64_t>::min();
@@ -100,7 +113,10 @@ class Rollups {
     std::size_t last_slot = kNone;  // its newest slot of the plan; each slot links the one before
     int64_t planned_floor = kNoFloor;
     bool floor_planned = false;  // its floor record is in the plan's batch
-    bool forget = false;  // read it again (a delete changed its records)
+    bool forget = false;  // read it again (a delete changed its records, or a plan failed)
+    bool open_dirty = false;  // `open` is not what the store holds
+    bool listed = false;      // in dirty_
+    int64_t plan_newest = 0;  // the newest granule the plan touches
   };
   using Devices = std::unordered_map<std::string, Device, Hash, std::equal_to<>>;
   // A granule record a plan writes: the device's open one, or its own.
@@ -113,14 +129,21 @@ class Rollups {
 
     Rollup& record() { return in_place ? device->second.open : own; }
     std::size_t prev = kNone;
+    bool rare = false;  // a write that is not its device's newest changes it
+    bool put = false;   // in the plan's batch
   };
 
   Status Find(std::string_view device_id, Devices::value_type** device);
+  // The floor and newest record of `device_id` as stored (no floor record: kNoFloor).
+  Status ReadStored(std::string_view device_id, Device* device, bool* any_record);
+  // The last plan was not committed: the devices it touched are read again.
+  void ForgetUncommitted();
   void StartPlan();
   Device& Touch(Devices::value_type* device);
   // The plan's record of granule `start` of `device`: kept in memory, read, or new.
   // `sort_key` is a reading's in the granule: its day is the granule's.
-  Status SlotOf(Devices::value_type* device, int64_t start, std::string_view sort_key, Rollup** record);
+  // "" for the device's open record (in place).
+  Status SlotOf(Devices::value_type* device, int64_t start, std::string_view sort_key, Slot** slot);
   // The start of the granule that holds `sort_key`, in seconds since 1970.
   int64_t GranuleOf(std::string_view sort_key) const;
   int64_t FirstGranuleFrom(const std::string& sort_key) const;
@@ -131,6 +154,9 @@ class Rollups {
   Devices devices_;
   uint64_t plan_ = 0;
   std::vector<Devices::value_type*> touched_;  // until Commit
+  std::vector<Devices::value_type*> dirty_;    // those dirty (or once dirty) since the last persist
+  std::vector<Devices::value_type*> persisting_;  // PlanPersist's, until CommitPersist
+  bool persist_all_ = false;
   std::vector<Slot> slots_;  // the first `used_` belong to the current plan; the rest keep their room
   std::size_t used_ = 0;
   std::vector<std::size_t> order_;  // Plan's slots in key order, reused

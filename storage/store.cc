@@ -159,6 +159,25 @@ class RocksPartitionIterator : public PartitionIterator {
   BoundedIterator it_;
 };
 
+// Nothing, and why: an iterator whose records could not be brought up to date.
+class FailedIterator : public PartitionIterator {
+ public:
+  explicit FailedIterator(Status status) : status_(std::move(status)) {}
+  void SeekToFirst() override {}
+  void SeekToLast() override {}
+  void Seek(std::string_view) override {}
+  void SeekForPrev(std::string_view) override {}
+  bool Valid() const override { return false; }
+  void Next() override {}
+  void Prev() override {}
+  std::string_view sort_key() const override { return {}; }
+  std::string_view encoded_attributes() const override { return {}; }
+  Status status() const override { return status_; }
+
+ private:
+  Status status_;
+};
+
 // Every reading key lies in ["DEV#", "DEV$"): the META# keys sort after them.
 class RocksTableIterator : public TableIterator {
  public:
@@ -265,6 +284,7 @@ class RocksStore : public Store {
   Status Start() {
     if (Status s = rollups_.Prepare(); !s.ok()) return s;
     if (Status s = registry_.BuildIfMissing(); !s.ok()) return s;
+    if (Status s = RecoverRecords(); !s.ok()) return s;
     if (Status s = SweepRegistry(/*when_due=*/false); !s.ok()) return s;
     marker_ = std::thread([this] { MarkLoop(); });
     if (std::find(open_.building.begin(), open_.building.end(), true) != open_.building.end()) {
@@ -285,6 +305,10 @@ class RocksStore : public Store {
       }
       open_.marks->cv.notify_one();
       marker_.join();
+      {
+        std::lock_guard lock(write_mu_);
+        if (Status s = PersistLocked(); !s.ok()) Warn(s);  // else the next open recovers
+      }
       Mark();  // a clean stop leaves a mark of everything written
     }
     // Closing explicitly surfaces background errors in the log instead of in a destructor.
@@ -299,6 +323,8 @@ class RocksStore : public Store {
     }
     // One writer at a time: the priors found must still hold when the batch is written.
     std::lock_guard lock(write_mu_);
+    // Before the plan: after a failed write, planning reads and rebuilds what it left in memory.
+    MaybeResume();
     if (Status s = priors_.Plan(readings, &writes_); !s.ok()) return s;
     batch_.Clear();
     for (const internal::KeyWrite& w : writes_) {
@@ -307,11 +333,14 @@ class RocksStore : public Store {
     }
     if (Status s = registry_.Plan(writes_, &batch_); !s.ok()) return s;
     if (Status s = rollups_.Plan(writes_, &batch_); !s.ok()) return s;
+    // Records may now lag the readings until the next persist: a crash before it is recovered.
+    if (fold_clean_) batch_.Put(std::string(internal::kFoldKey), std::string(internal::kFoldDirty));
     auto s = WriteLocked(&batch_);
     if (s.ok()) {
       priors_.Commit();
       registry_.Commit();
       rollups_.Commit();
+      fold_clean_ = false;
     }
     return FromRocks(s, "write");
   }
@@ -396,6 +425,9 @@ class RocksStore : public Store {
   std::unique_ptr<PartitionIterator> NewRollupIterator(std::string_view device_id, std::string_view lower,
                                                        std::string_view upper) const override {
     if (open_.rollup_seconds == 0) return nullptr;
+    if (Status s = PersistForRead(device_id); !s.ok()) {
+      return std::make_unique<FailedIterator>(s);
+    }
     return std::make_unique<RocksPartitionIterator>(db_, open_.tally.get(), RollupKey(device_id, ""), kSortKeyEnd,
                                                     lower, upper, /*prefix_bloom=*/false);
   }
@@ -407,6 +439,7 @@ class RocksStore : public Store {
   Status ListDevices(std::string_view prefix, std::string_view after, std::size_t limit,
                      std::vector<DeviceSummary>* devices) const override {
     devices->clear();
+    if (Status s = PersistForRead({}); !s.ok()) return s;
     // Past `after` (its key + '\0' is the next possible one), up to the end of `prefix`.
     std::string lower = after.empty() || after < prefix ? RegistryKey(prefix) : RegistryKey(after) + '\0';
     BoundedIterator it(db_, open_.tally.get(), std::move(lower), RegistryKey(prefix) + kSortKeyEnd,
@@ -445,7 +478,16 @@ class RocksStore : public Store {
     rocksdb::Checkpoint* raw = nullptr;
     if (auto s = rocksdb::Checkpoint::Create(db_, &raw); !s.ok()) return FromRocks(s, "checkpoint");
     std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
-    if (auto s = checkpoint->CreateCheckpoint(dir); !s.ok()) return FromRocks(s, "checkpoint into " + dir);
+    {
+      // Every record written and no write until the copy is taken: the copy is clean and exact.
+      auto* self = const_cast<RocksStore*>(this);
+      std::unique_lock lock(self->write_mu_, std::defer_lock);
+      if (writable_) {
+        lock.lock();
+        if (Status s = self->PersistLocked(); !s.ok()) return s;
+      }
+      if (auto s = checkpoint->CreateCheckpoint(dir); !s.ok()) return FromRocks(s, "checkpoint into " + dir);
+    }
     // The copy is a store of its own: its marker and a mark of what it holds.
     rocksdb::Options o = internal::MakeOptions(StoreOptions{.path = dir}, open_.stats, /*writable=*/false);
     rocksdb::DB* copy = nullptr;
@@ -583,6 +625,64 @@ class RocksStore : public Store {
     return s.ok();
   }
 
+  // Writes every record Write left dirty in memory, and marks the store clean. Under write_mu_.
+  Status PersistLocked() {
+    rocksdb::WriteBatch batch;
+    if (Status s = registry_.PlanPersist(&batch); !s.ok()) return s;
+    if (Status s = rollups_.PlanPersist(&batch); !s.ok()) return s;
+    if (!fold_clean_) batch.Put(std::string(internal::kFoldKey), std::string(internal::kFoldClean));
+    if (batch.Count() == 0) return Status::OK();
+    if (auto s = WriteLocked(&batch); !s.ok()) return FromRocks(s, "writing the device registry and rollups");
+    registry_.CommitPersist();
+    rollups_.CommitPersist();
+    fold_clean_ = true;
+    return Status::OK();
+  }
+
+  // Before a read of records: every registry record (`device_id` empty), or the rollup records of
+  // `device_id`, as the readings written so far make them. Reads are const; the records they
+  // read are the store's own state.
+  Status PersistForRead(std::string_view device_id) const {
+    if (!writable_) return Status::OK();
+    auto* self = const_cast<RocksStore*>(this);
+    std::lock_guard lock(self->write_mu_);
+    if (device_id.empty()) return self->PersistLocked();
+    rocksdb::WriteBatch batch;
+    if (Status s = self->rollups_.PlanPersist(&batch, device_id); !s.ok()) return s;
+    if (batch.Count() == 0) return Status::OK();
+    if (auto s = self->WriteLocked(&batch); !s.ok()) return FromRocks(s, "writing a rollup");
+    self->rollups_.CommitPersist();
+    return Status::OK();
+  }
+
+  // A writable open of a store whose records lagged its readings when it stopped (a crash):
+  // each device's records brought up to date from its partition, before any write.
+  Status RecoverRecords() {
+    std::string fold;
+    auto got = db_->Get(rocksdb::ReadOptions(), std::string(internal::kFoldKey), &fold);
+    if (got.IsNotFound() || (got.ok() && fold != internal::kFoldDirty)) return Status::OK();
+    if (!got.ok()) return FromRocks(got, "reading the records' state");
+    rocksdb::WriteBatch batch;
+    BoundedIterator it(db_, open_.tally.get(), std::string(kPartitionPrefix), ReadingsEnd(), /*prefix_bloom=*/false);
+    std::string device;
+    // One seek per partition: past each device's readings to the next device's first.
+    for (it->SeekToFirst(); it->Valid(); it->Seek(EncodeKey(device, std::string(1, kSortKeyEnd)))) {
+      std::string_view id, sort_key;
+      if (!DecodeKey(std::string_view(it->key().data(), it->key().size()), &id, &sort_key)) {
+        return Status::Corruption("a key in the readings' range is not a reading key");
+      }
+      device.assign(id);
+      if (Status s = registry_.Recover(device, &batch); !s.ok()) return s;
+      if (Status s = rollups_.Recover(device, &batch); !s.ok()) return s;
+      if (batch.Count() < 1000) continue;
+      if (auto s = db_->Write(write_options_, &batch); !s.ok()) return FromRocks(s, "recovering the records");
+      batch.Clear();
+    }
+    if (Status s = it.status("recovering the records"); !s.ok()) return s;
+    batch.Put(std::string(internal::kFoldKey), std::string(internal::kFoldClean));
+    return FromRocks(db_->Write(write_options_, &batch), "recovering the records");
+  }
+
   // Retention: the registry stops counting readings older than the cutoff, and only then may
   // compaction drop them. `when_due`: only if the last sweep is kSweepInterval old.
   Status SweepRegistry(bool when_due) {
@@ -591,7 +691,10 @@ class RocksStore : public Store {
     const auto now = std::chrono::steady_clock::now();
     if (when_due && now - last_sweep_ < kSweepInterval) return Status::OK();
     const std::string cutoff = SortKeyAt(std::chrono::system_clock::now() - open_.retention);
-    if (Status s = registry_.Sweep(cutoff, write_mu_, write_options_, &rollups_); !s.ok()) return s;
+    if (Status s = registry_.Sweep(cutoff, write_mu_, write_options_, &rollups_, [this] { return PersistLocked(); });
+        !s.ok()) {
+      return s;
+    }
     open_.retention_cutoff->Set(cutoff);
     last_sweep_ = now;
     return Status::OK();
@@ -607,6 +710,12 @@ class RocksStore : public Store {
       if (signal.stop) break;
       bool changed = std::exchange(signal.changed, false);
       lock.unlock();
+      if (!write_failed_.load(std::memory_order_acquire)) {
+        // Bounds what a crash leaves to recover: the records lag the readings by one interval.
+        // Not while writes fail: resuming is for the writes to try (MaybeResume).
+        std::lock_guard write_lock(write_mu_);
+        if (Status s = PersistLocked(); !s.ok()) Warn(s);
+      }
       uint64_t sequence = db_->GetLatestSequenceNumber();
       if ((changed || sequence != marked) && Mark()) marked = sequence;
       if (Status s = SweepRegistry(/*when_due=*/true); !s.ok()) Warn(s);
@@ -618,6 +727,8 @@ class RocksStore : public Store {
   rocksdb::DB* db_;
   rocksdb::WriteOptions write_options_;
   std::mutex write_mu_;
+  const bool writable_ = open_.marks != nullptr;
+  bool fold_clean_ = true;  // under write_mu_: the store's kFoldKey does not say "dirty"
   internal::PriorValues priors_;  // under write_mu_
   std::vector<internal::KeyWrite> writes_;  // Write's, under write_mu_: reused, see PriorValues::Plan
   rocksdb::WriteBatch batch_;               // Write's, under write_mu_: cleared, so it keeps its room
@@ -820,6 +931,13 @@ Status Store::Open(const StoreOptions& options, std::unique_ptr<Store>* store) {
     std::string granule;
     if (open.db->Get(rocksdb::ReadOptions(), std::string(internal::kRollupsKey), &granule).ok()) {
       open.rollup_seconds = internal::RollupSecondsOf(granule);
+    }
+    // Records that may lag the readings (a daemon writing, or one that crashed): aggregates
+    // read the readings instead.
+    std::string fold;
+    if (open.db->Get(rocksdb::ReadOptions(), std::string(internal::kFoldKey), &fold).ok() &&
+        fold == internal::kFoldDirty) {
+      open.rollup_seconds = 0;
     }
     open.wal_filter = std::move(probe.wal_filter);
     *store = std::make_unique<RocksStore>(std::move(open));

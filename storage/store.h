@@ -37,7 +37,7 @@ struct StoreOptions {
   // writes wait at most one batch, and memory stays bounded however large the range).
   std::size_t delete_batch = 1000;
   // Rollups (storage/rollup.h): each device's readings summarised per granule of this many
-  // seconds in the readings' own WriteBatch, so an aggregate whose step is a multiple of it reads
+  // seconds at write time (storage/rollups.h), so an aggregate whose step is a multiple of it reads
   // one record per granule. 0 = none (an open with 0 removes a store's records); otherwise a
   // divisor of 86400. Opening a store with another granule rebuilds them from later writes.
   // 5 minutes: a day's 5-minute buckets read 288 records (RocksDB's cost per key read is most
