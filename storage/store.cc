@@ -589,9 +589,10 @@ class RocksStore : public Store {
   }
 
   // A batch of Write or DeleteReadings, under write_mu_: an I/O error stops writes until MaybeResume.
-  rocksdb::Status WriteLocked(rocksdb::WriteBatch* batch) {
+  rocksdb::Status WriteLocked(rocksdb::WriteBatch* batch) { return WriteLocked(write_options_, batch); }
+  rocksdb::Status WriteLocked(const rocksdb::WriteOptions& options, rocksdb::WriteBatch* batch) {
     MaybeResume();
-    auto s = db_->Write(write_options_, batch);
+    auto s = db_->Write(options, batch);
     if (s.IsIOError()) write_failed_ = true;
     open_.tally->Record(s);
     return s;
@@ -632,7 +633,9 @@ class RocksStore : public Store {
     if (Status s = rollups_.PlanPersist(&batch); !s.ok()) return s;
     if (!fold_clean_) batch.Put(std::string(internal::kFoldKey), std::string(internal::kFoldClean));
     if (batch.Count() == 0) return Status::OK();
-    if (auto s = WriteLocked(&batch); !s.ok()) return FromRocks(s, "writing the device registry and rollups");
+    if (auto s = WriteLocked(persist_options_, &batch); !s.ok()) {
+      return FromRocks(s, "writing the device registry and rollups");
+    }
     registry_.CommitPersist();
     rollups_.CommitPersist();
     fold_clean_ = true;
@@ -650,7 +653,7 @@ class RocksStore : public Store {
     rocksdb::WriteBatch batch;
     if (Status s = self->rollups_.PlanPersist(&batch, device_id); !s.ok()) return s;
     if (batch.Count() == 0) return Status::OK();
-    if (auto s = self->WriteLocked(&batch); !s.ok()) return FromRocks(s, "writing a rollup");
+    if (auto s = self->WriteLocked(persist_options_, &batch); !s.ok()) return FromRocks(s, "writing a rollup");
     self->rollups_.CommitPersist();
     return Status::OK();
   }
@@ -726,6 +729,10 @@ class RocksStore : public Store {
   OpenDb open_;
   rocksdb::DB* db_;
   rocksdb::WriteOptions write_options_;
+  // Persisted records need no fsync of their own (storage.sync or not): lost in a crash, they
+  // leave META#fold "dirty" (written before them, synced with its readings), and the open recovers.
+  // So a read that persists a record never waits for the disk.
+  const rocksdb::WriteOptions persist_options_;
   std::mutex write_mu_;
   const bool writable_ = open_.marks != nullptr;
   bool fold_clean_ = true;  // under write_mu_: the store's kFoldKey does not say "dirty"
