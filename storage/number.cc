@@ -191,12 +191,9 @@ void AppendNumberFromDouble(double value, std::string* out) {
 
 void NumberView::AppendLegacyTo(std::string* out) const { AppendNumberFromDouble(legacy_value_, out); }
 
-char* NumberView::WriteTo(char* p) const {
-  if (legacy_) {
-    const std::string text = NumberFromDouble(legacy_value_);
-    return std::copy(text.begin(), text.end(), p);
-  }
-  return std::copy(text_.begin(), text_.end(), p);
+char* NumberView::WriteLegacyTo(char* p) const {
+  const std::string text = NumberFromDouble(legacy_value_);
+  return std::copy(text.begin(), text.end(), p);
 }
 
 Number NumberView::ToNumber() const {

@@ -113,6 +113,9 @@ class Columns {
   // A `part` (of a page read in two parts, query::ItemSink::NewPart) keeps where each of its
   // rows ends, so that Append can take its first rows.
   explicit Columns(bool part = false) : part_(part) {}
+  // `expected_rows`: room for that many values is reserved in each column as it first appears,
+  // so that a long page's columns are not copied over as they grow.
+  Columns(bool part, std::size_t expected_rows) : expected_rows_(expected_rows), part_(part) {}
 
   // The next row's attributes, and `extra` after them when set (an index page's readingHour,
   // so the row is not copied to hold it); a name twice in it keeps its first value.
@@ -149,6 +152,7 @@ class Columns {
   std::map<std::string, std::size_t, std::less<>> index_;  // name to its place in columns_
   std::size_t next_ = 0;                                   // the column ColumnOf tries first
   std::size_t rows_ = 0;
+  std::size_t expected_rows_ = 0;
   bool part_ = false;
 };
 // A readings page's cursor: where the next page of `device_id` resumes, after `sort_key`.
