@@ -328,10 +328,7 @@ Status ParseReadingsQuery(const Context& context, const std::string& device_id, 
 // call per piece was most of what remained. Device ids, sort keys and cursors are validated
 // ASCII that never needs escaping; any other string that holds a byte JSON might escape goes
 // through nlohmann's serializer, so escaping is not written twice.
-char* Write(std::string_view s, char* p) {
-  std::memcpy(p, s.data(), s.size());
-  return p + s.size();
-}
+char* Write(std::string_view s, char* p) { return CopyText(s, p); }
 
 // The bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
 constexpr std::array<bool, 256> kPlainByte = [] {
