@@ -535,9 +535,18 @@ void Columns::AddValue(const storage::AttributeView& a) {
     column.values.reserve(expected_rows_ * (1 + std::max<std::size_t>(ValueSize(a), 4)) + 1 + ValueRoom(a));
   }
   if (column.rows < rows_) PadTo(&column, rows_);
-  char* p = column.values.Room(1 + ValueRoom(a));
-  if (column.rows > 0) *p++ = ',';
-  column.values.Commit(WriteValue(a, p));
+  const bool comma = column.rows > 0;
+  char* p;
+  if (const auto* n = std::get_if<storage::NumberView>(&a.value)) {  // most values: one look at the type
+    p = column.values.Room(1 + n->MaxTextSize());
+    if (comma) *p++ = ',';
+    p = n->WriteTo(p);
+  } else {
+    p = column.values.Room(1 + ValueRoom(a));
+    if (comma) *p++ = ',';
+    p = WriteValue(a, p);
+  }
+  column.values.Commit(p);
   EndRow(&column);
 }
 
