@@ -234,11 +234,14 @@ std::string IndexTail(const storage::IndexValue& sort, std::string_view device_i
 bool SplitIndexTail(std::string_view tail, storage::IndexValue* sort, std::string_view* device_id,
                     std::string_view* sort_key) {
   if (!storage::ReadIndexValue(&tail, sort)) return false;
-  const std::size_t sep = tail.find(storage::kSeparator);
-  if (sep == std::string_view::npos) return false;
-  *device_id = tail.substr(0, sep);
-  *sort_key = tail.substr(sep + 1);
-  return storage::ValidateDeviceId(*device_id).ok() && sort_key->size() == storage::kSortKeyLength;
+  // The sort key is the last kSortKeyLength bytes; a device id holds no SEP, so the one before
+  // the sort key is the first.
+  if (tail.size() <= storage::kSortKeyLength || tail[tail.size() - storage::kSortKeyLength - 1] != storage::kSeparator) {
+    return false;
+  }
+  *device_id = tail.substr(0, tail.size() - storage::kSortKeyLength - 1);
+  *sort_key = tail.substr(tail.size() - storage::kSortKeyLength);
+  return storage::ValidateDeviceId(*device_id).ok();
 }
 
 Status IndexQuery(const storage::Store& store, const IndexQueryRequest& request, IndexItemSink* sink,

@@ -191,12 +191,9 @@ void AppendNumberFromDouble(double value, std::string* out) {
 
 void NumberView::AppendLegacyTo(std::string* out) const { AppendNumberFromDouble(legacy_value_, out); }
 
-char* NumberView::WriteTo(char* p) const {
-  if (legacy_) {
-    const std::string text = NumberFromDouble(legacy_value_);
-    return std::copy(text.begin(), text.end(), p);
-  }
-  return std::copy(text_.begin(), text_.end(), p);
+char* NumberView::WriteLegacyTo(char* p) const {
+  const std::string text = NumberFromDouble(legacy_value_);
+  return std::copy(text.begin(), text.end(), p);
 }
 
 Number NumberView::ToNumber() const {
@@ -207,21 +204,22 @@ Number NumberView::ToNumber() const {
 
 std::size_t NumberView::BilledSize() const {
   if (legacy_) return NumberView::OfCanonical(NumberFromDouble(legacy_value_)).BilledSize();
-  // The significant digits, from the first nonzero one to the last, the point not counted: one
-  // pass, as every reading read is billed.
-  std::size_t first = text_.size(), last = 0, points = 0;
-  for (std::size_t i = 0; i < text_.size(); ++i) {
-    const char c = text_[i];
-    if (c >= '1' && c <= '9') {
-      if (first == text_.size()) first = i;
-      last = i;
-    } else if (c == '.') {
-      points = i;
+  // The significant digits, from the first nonzero one to the last, the point not counted: found
+  // from both ends, as every reading read is billed and its digits mostly begin and end it.
+  auto significant = [](char c) { return c >= '1' && c <= '9'; };
+  const char* first = text_.data();
+  const char* const end = first + text_.size();
+  while (first != end && !significant(*first)) ++first;
+  if (first == end) return 1;  // zero
+  const char* last = end - 1;
+  while (!significant(*last)) --last;
+  std::size_t digits = static_cast<std::size_t>(last - first) + 1;
+  for (const char* p = first + 1; p < last; ++p) {
+    if (*p == '.') {
+      --digits;
+      break;
     }
   }
-  if (first == text_.size()) return 1;  // zero
-  std::size_t digits = last + 1 - first;
-  if (points > first && points < last) --digits;
   return (digits + 1) / 2 + 1;
 }
 

@@ -12,6 +12,7 @@
 #include <compare>
 #include <concepts>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -79,7 +80,11 @@ class NumberView {
     }
   }
   // Writes the canonical text at p (MaxTextSize() bytes of room) and returns its end.
-  char* WriteTo(char* p) const;
+  char* WriteTo(char* p) const {  // inline: every number of a page is written through it
+    if (legacy_) return WriteLegacyTo(p);
+    std::memcpy(p, text_.data(), text_.size());
+    return p + text_.size();
+  }
   Number ToNumber() const;
   double ToDouble() const;
   // DynamoDB's size of a number: one byte per two significant digits, plus one.
@@ -95,6 +100,7 @@ class NumberView {
   explicit NumberView(std::string_view text) : text_(text) {}
   explicit NumberView(double legacy) : legacy_value_(legacy), legacy_(true) {}
   void AppendLegacyTo(std::string* out) const;
+  char* WriteLegacyTo(char* p) const;
 
   std::string_view text_ = "0";
   double legacy_value_ = 0;

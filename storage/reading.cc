@@ -182,6 +182,44 @@ Status AttributeReader::status() const { return error_ ? Status::Corruption(erro
 
 Status ReadAttributes(std::string_view encoded, std::vector<AttributeView>* out) {
   out->clear();
+  if (!encoded.empty() && encoded.front() == kFormatVersion) {
+    // The common attribute read in place, without the general reader: a name and a value of less
+    // than 128 bytes each (one-byte lengths) that are well-formed. Anything else, and what follows
+    // it, is the general reader's, which also names what is wrong.
+    const char* p = encoded.data() + 1;
+    const char* const end = encoded.data() + encoded.size();
+    while (p != end) {
+      const auto name_size = static_cast<uint8_t>(*p);
+      if (name_size >= 0x80 || end - p < 2 + name_size) break;
+      const std::string_view name(p + 1, name_size);
+      const char* at = p + 1 + name_size;
+      const char tag = *at++;
+      if (tag == 't' || tag == 'f') {
+        out->push_back({name, tag == 't'});
+        p = at;
+        continue;
+      }
+      if ((tag != 'd' && tag != 's') || at == end) break;
+      const auto size = static_cast<uint8_t>(*at);
+      if (size >= 0x80 || end - at < 1 + size) break;
+      const std::string_view bytes(at + 1, size);
+      if (tag == 's') {
+        out->push_back({name, bytes});
+      } else if (IsCanonicalNumber(bytes)) {
+        out->push_back({name, NumberView::OfCanonical(bytes)});
+      } else {
+        break;
+      }
+      p = at + 1 + size;
+    }
+    if (p == end) return Status::OK();
+    encoded = std::string_view(p, static_cast<std::size_t>(end - p));
+    AttributeView a;
+    for (std::string_view rest = encoded; !rest.empty(); out->push_back(a)) {
+      if (const char* error = ParseAttribute(&rest, kFormatVersion, &a)) return Status::Corruption(error);
+    }
+    return Status::OK();
+  }
   AttributeReader reader(encoded);
   for (AttributeView a; reader.Next(&a);) out->push_back(a);
   return reader.status();

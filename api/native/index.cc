@@ -103,10 +103,13 @@ void AppendIndexPageEnd(const storage::IndexSpec& spec, const query::IndexQueryR
 }
 
 // Room reserved for a page of `limit` items, so that a long page is not copied over as it grows
-// (at most 1,000 items' worth: a page also ends at max_page_bytes).
-std::size_t ExpectedItems(const query::IndexQueryRequest& request) {
-  return std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, 1000);
+// (at most `most` items' worth: a page also ends at max_page_bytes).
+std::size_t ExpectedItems(const query::IndexQueryRequest& request, std::size_t most = 1000) {
+  return std::min<std::size_t>(request.limit == 0 ? 1000 : request.limit, most);
 }
+
+// A columns page reserves more: about 100 bytes an item, in buffers that are never zero-filled.
+constexpr std::size_t kMostColumnsItems = 10000;
 
 // format=rows: {"index":…,"items":[…],"count":…,"scannedCount":…,"nextCursor":…}.
 class IndexPage final : public query::IndexItemSink {
@@ -147,7 +150,7 @@ class IndexPage final : public query::IndexItemSink {
 class IndexColumnsPage final : public query::IndexItemSink {
  public:
   IndexColumnsPage(const storage::IndexSpec& spec, const Projection& projection, std::size_t expected_items)
-      : spec_(spec), projection_(projection) {
+      : spec_(spec), projection_(projection), columns_(/*part=*/false, expected_items) {
     device_ids_.reserve(expected_items * 16);
     timestamps_.reserve(expected_items * (storage::kSortKeyLength + 3));
   }
@@ -274,7 +277,7 @@ http::Response IndexReadings(const Context& context, std::string_view index, con
     return res;
   }
   if (format == Format::kColumns) {
-    IndexColumnsPage page(spec, projection, ExpectedItems(request));
+    IndexColumnsPage page(spec, projection, ExpectedItems(request, kMostColumnsItems));
     return RunIndexQuery(context, spec, request, empty, shares, page);
   }
   IndexPage page(spec, projection, ExpectedItems(request));

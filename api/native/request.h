@@ -2,6 +2,7 @@
 // than one endpoint takes, and the JSON answers and errors. Internal to api/native/.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -66,6 +67,37 @@ void AppendItem(std::string_view device_id, std::string_view sort_key,
 // Text appended a few bytes at a time, many times per reading (a format=columns page's columns):
 // its appends are inline and growing it never zero-fills, where std::string's push_back and
 // append were calls of their own and resize writes zeros before the text does.
+// Copies `s` to p and returns its end: 8 to 32 bytes (names, numbers' and timestamps' text, short
+// strings: most of a page) as two overlapping words or pairs of words, without a call to memcpy.
+inline char* CopyText(std::string_view s, char* p) {
+  const std::size_t n = s.size();
+  if (n >= 16 && n <= 32) {
+    std::memcpy(p, s.data(), 16);
+    std::memcpy(p + n - 16, s.data() + n - 16, 16);
+  } else if (n >= 8 && n < 16) {
+    std::memcpy(p, s.data(), 8);
+    std::memcpy(p + n - 8, s.data() + n - 8, 8);
+  } else if (n > 0) {
+    std::memcpy(p, s.data(), n);
+  }
+  return p + n;
+}
+
+// a == b, short texts (attribute names) compared as CopyText copies them.
+inline bool SameText(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n >= 8 && n <= 16) {
+    uint64_t a0, a1, b0, b1;
+    std::memcpy(&a0, a.data(), 8);
+    std::memcpy(&a1, a.data() + n - 8, 8);
+    std::memcpy(&b0, b.data(), 8);
+    std::memcpy(&b1, b.data() + n - 8, 8);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  return a == b;
+}
+
 class TextBuffer {
  public:
   std::size_t size() const { return size_; }
@@ -91,8 +123,7 @@ class TextBuffer {
     char* p = Room(text.size() + 3);
     if (!first) *p++ = ',';
     *p++ = '"';
-    std::memcpy(p, text.data(), text.size());
-    p += text.size();
+    p = CopyText(text, p);
     *p++ = '"';
     Commit(p);
   }
@@ -113,6 +144,9 @@ class Columns {
   // A `part` (of a page read in two parts, query::ItemSink::NewPart) keeps where each of its
   // rows ends, so that Append can take its first rows.
   explicit Columns(bool part = false) : part_(part) {}
+  // `expected_rows`: room for that many values is reserved in each column as it first appears,
+  // so that a long page's columns are not copied over as they grow.
+  Columns(bool part, std::size_t expected_rows) : expected_rows_(expected_rows), part_(part) {}
 
   // The next row's attributes, and `extra` after them when set (an index page's readingHour,
   // so the row is not copied to hold it); a name twice in it keeps its first value.
@@ -137,7 +171,7 @@ class Columns {
     // Rows mostly hold the same attributes in the same order: try the column after the last, and
     // after the last column the first (a row's first attribute follows the last row's last).
     if (next_ == columns_.size()) next_ = 0;
-    if (next_ < columns_.size() && columns_[next_].name == name) return columns_[next_++];
+    if (next_ < columns_.size() && SameText(columns_[next_].name, name)) return columns_[next_++];
     return FindColumn(name);
   }
   Column& FindColumn(std::string_view name);  // ColumnOf past its guess, adding the column when new
@@ -149,6 +183,7 @@ class Columns {
   std::map<std::string, std::size_t, std::less<>> index_;  // name to its place in columns_
   std::size_t next_ = 0;                                   // the column ColumnOf tries first
   std::size_t rows_ = 0;
+  std::size_t expected_rows_ = 0;
   bool part_ = false;
 };
 // A readings page's cursor: where the next page of `device_id` resumes, after `sort_key`.

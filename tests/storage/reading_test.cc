@@ -143,5 +143,60 @@ TEST(Attributes, ReadAttributesTakesAWholeValueOrNothing) {
   }
 }
 
+// ReadAttributes reads short attributes without the general reader and hands it the rest: both
+// must see every value as AttributeReader does, and report the same damage.
+TEST(Attributes, ReadAttributesSeesWhatTheReaderSees) {
+  auto reader_sees = [](std::string_view encoded, std::vector<AttributeView>* seen) {
+    seen->clear();
+    AttributeReader reader(encoded);
+    for (AttributeView a; reader.Next(&a);) seen->push_back(a);
+    return reader.status();
+  };
+  auto expect_same = [&](const std::string& encoded, const std::string& what) {
+    std::vector<AttributeView> read{{"stale", true}}, seen;
+    const Status s = ReadAttributes(encoded, &read);
+    EXPECT_EQ(s.ToString(), reader_sees(encoded, &seen).ToString()) << what;
+    if (s.ok()) {
+      ASSERT_EQ(read.size(), seen.size()) << what;
+      for (std::size_t i = 0; i < seen.size(); ++i) {
+        EXPECT_EQ(read[i].name, seen[i].name) << what;
+        EXPECT_EQ(read[i].value, seen[i].value) << what << " " << seen[i].name;
+      }
+    }
+  };
+  const std::string long_name(200, 'n'), long_text(300, 'x');
+  Number big;
+  big.text = "12345678901234567890123456789012345678";
+  const std::vector<std::vector<Attribute>> values{
+      {{"t", 21.5}, {long_name, 1.0}, {"s", std::string("ok")}},     // a long name in the middle
+      {{"t", -0.25}, {"s", long_text}, {"on", true}, {"off", false}},  // a long value
+      {{"n", big}, {"e", std::string()}},
+      {{std::string(127, 'a'), std::string(127, 'b')}},  // the longest one-byte lengths
+  };
+  for (std::size_t v = 0; v < values.size(); ++v) {
+    std::string encoded;
+    EncodeAttributes(values[v], &encoded);
+    for (std::size_t cut = 0; cut <= encoded.size(); ++cut) {
+      expect_same(encoded.substr(0, cut), "value " + std::to_string(v) + " cut at " + std::to_string(cut));
+    }
+    for (std::size_t at = 1; at < encoded.size(); ++at) {  // each byte damaged in turn
+      for (char bad : {'?', '\x7f', '\x80', 'd', '0', '-'}) {
+        std::string damaged = encoded;
+        damaged[at] = bad;
+        expect_same(damaged, "value " + std::to_string(v) + " byte " + std::to_string(at) + " " + bad);
+      }
+    }
+  }
+  // A number that is not canonical is damage, even in a short attribute.
+  std::string encoded;
+  EncodeAttributes({{"t", 1.5}, {"u", 2.5}}, &encoded);
+  encoded[encoded.size() - 1] = '0';  // "2.0"
+  std::vector<AttributeView> read;
+  const Status s = ReadAttributes(encoded, &read);
+  EXPECT_EQ(s.code(), Status::Code::kCorruption);
+  EXPECT_NE(s.message().find("malformed number attribute"), std::string::npos);
+  expect_same(encoded, "2.0");
+}
+
 }  // namespace
 }  // namespace readingsd::storage
