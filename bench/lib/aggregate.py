@@ -13,11 +13,12 @@ and exits 1 when any answer differs from readingsd's first (same bucket starts; 
 max within 1e-9 relative).
 """
 import calendar
-import http.client
 import json
 import sys
 import time
 import urllib.parse
+
+from rounds import Http
 
 DEVICE = "dev00001"
 STEP = 300
@@ -78,7 +79,7 @@ def same(a, b):
 def main():
     requests, rounds, from_s, to_s = (int(x) for x in sys.argv[1:5])
     systems = [s.split("=", 1) for s in sys.argv[5:]]
-    conns = {s: http.client.HTTPConnection(*hp.split(":")) for s, hp in systems}
+    conns = {s: Http(hp) for s, hp in systems}
     paths = {s: path_of(s, from_s, to_s) for s, _ in systems}
     lat = {s: [] for s, _ in systems}
     size = {}
@@ -87,11 +88,7 @@ def main():
 
     def get(s):
         nonlocal want, failed
-        conns[s].request("GET", paths[s])
-        r = conns[s].getresponse()
-        body = r.read()
-        if r.status != 200:
-            sys.exit(f"{s}: HTTP {r.status}: {body[:300]!r}")
+        body = conns[s].get(paths[s])
         size[s] = len(body)
         return body
 

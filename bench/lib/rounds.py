@@ -1,4 +1,4 @@
-"""What the query clients of bench/ share (threshold.py, listing.py): one keep-alive HTTP
+"""What the query clients of bench/ share (threshold.py, listing.py, aggregate.py): one keep-alive HTTP
 connection per system, and the timed rounds.
 
 A system is (name, ask): ask(check) answers one request; with check=False it returns
