@@ -11,6 +11,7 @@
 
 #include "storage/number.h"
 #include "tests/storage/delete_fixture.h"
+#include "tests/storage/registry_checks.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -81,17 +82,7 @@ class DeleteTest : public ::testing::Test {
     }
     ASSERT_TRUE(it->status().ok());
     it.reset();
-    std::vector<DeviceSummary> listed;
-    ASSERT_TRUE(store_->ListDevices("", "", 1000, &listed).ok());
-    ASSERT_EQ(listed.size(), truth.size());
-    for (const DeviceSummary& d : listed) {
-      SCOPED_TRACE(d.device_id);
-      const DeviceSummary& t = truth[d.device_id];
-      EXPECT_EQ(d.readings, t.readings);
-      EXPECT_EQ(d.first_sort_key, t.first_sort_key);
-      EXPECT_EQ(d.last_sort_key, t.last_sort_key);
-      EXPECT_EQ(d.latest, t.latest);
-    }
+    test::ExpectListingIs(*store_, truth);
     store_.reset();
 
     rocksdb::DB* raw = nullptr;

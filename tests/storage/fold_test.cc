@@ -16,6 +16,7 @@
 #include "storage/number.h"
 #include "storage/rollup.h"
 #include "storage/store.h"
+#include "tests/storage/registry_checks.h"
 #include "tests/support/temp_dir.h"
 
 namespace readingsd::storage {
@@ -140,9 +141,6 @@ class RegistryFoldTest : public ::testing::Test {
 
   // What each device's partition says its record must be.
   static void ExpectRegistryAgreesWithReadings(Store* store) {
-    std::vector<DeviceSummary> listed;
-    ASSERT_TRUE(store->ListDevices("", "", 1000, &listed).ok());
-    std::size_t devices = 0;
     auto it = store->NewTableIterator();
     std::map<std::string, DeviceSummary> truth;
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -151,20 +149,12 @@ class RegistryFoldTest : public ::testing::Test {
       d.last_sort_key = it->sort_key();
       d.latest = it->encoded_attributes();
     }
-    ASSERT_EQ(listed.size(), truth.size());
-    for (const DeviceSummary& d : listed) {
-      SCOPED_TRACE(d.device_id);
-      const DeviceSummary& t = truth[d.device_id];
-      EXPECT_EQ(d.readings, t.readings);
-      EXPECT_EQ(d.first_sort_key, t.first_sort_key);
-      EXPECT_EQ(d.last_sort_key, t.last_sort_key);
-      EXPECT_EQ(d.latest, t.latest);
-      ++devices;
-    }
-    EXPECT_EQ(devices, 16u);
+    ASSERT_TRUE(it->status().ok());
+    test::ExpectListingIs(*store, truth);
+    EXPECT_EQ(truth.size(), 16u);
   }
 
-  test::TempDir dir_{"readingsd-fold"};
+  readingsd::test::TempDir dir_{"readingsd-fold"};
   StoreOptions options_;
 };
 
