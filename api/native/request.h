@@ -64,9 +64,6 @@ std::span<const storage::AttributeView> Project(std::span<const storage::Attribu
 void AppendItem(std::string_view device_id, std::string_view sort_key,
                 std::span<const storage::AttributeView> attributes, std::string* out);
 
-// Text appended a few bytes at a time, many times per reading (a format=columns page's columns):
-// its appends are inline and growing it never zero-fills, where std::string's push_back and
-// append were calls of their own and resize writes zeros before the text does.
 // Copies `s` to p and returns its end: 8 to 32 bytes (names, numbers' and timestamps' text, short
 // strings: most of a page) as two overlapping words or pairs of words, without a call to memcpy.
 inline char* CopyText(std::string_view s, char* p) {
@@ -98,6 +95,9 @@ inline bool SameText(std::string_view a, std::string_view b) {
   return a == b;
 }
 
+// Text appended a few bytes at a time, many times per reading (a format=columns page's columns):
+// its appends are inline and growing it never zero-fills, where std::string's push_back and
+// append were calls of their own and resize writes zeros before the text does.
 class TextBuffer {
  public:
   std::size_t size() const { return size_; }
@@ -143,10 +143,9 @@ class Columns {
  public:
   // A `part` (of a page read in two parts, query::ItemSink::NewPart) keeps where each of its
   // rows ends, so that Append can take its first rows.
-  explicit Columns(bool part = false) : part_(part) {}
   // `expected_rows`: room for that many values is reserved in each column as it first appears,
   // so that a long page's columns are not copied over as they grow.
-  Columns(bool part, std::size_t expected_rows) : expected_rows_(expected_rows), part_(part) {}
+  explicit Columns(bool part = false, std::size_t expected_rows = 0) : expected_rows_(expected_rows), part_(part) {}
 
   // The next row's attributes, and `extra` after them when set (an index page's readingHour,
   // so the row is not copied to hold it); a name twice in it keeps its first value.
