@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <filesystem>
 #include <map>
@@ -223,7 +224,10 @@ class Importer {
     for (bool at_end = false; !at_end;) {
       in->read(block.data(), static_cast<std::streamsize>(block.size()));
       const std::size_t got = static_cast<std::size_t>(in->gcount());
-      if (in->bad()) return Status::IOError(name + ": read failed");
+      if (in->bad()) {
+        if (Status s = Written(); !s.ok()) return s;
+        return Status::IOError(name + ": read failed");
+      }
       at_end = got < block.size();
       buffer.append(block.data(), got);
       bytes_ += got;
@@ -329,17 +333,35 @@ class Importer {
     }
   }
 
+  // Hands each whole batch to the sink, one write at a time on a thread of its own, so that
+  // reading and parsing what follows takes the other core; `all`: the rest too, and waits.
   Status Flush(bool all) {
-    std::size_t done = 0;
-    while (pending_.size() - done >= options_.batch || (all && done < pending_.size())) {
-      const std::size_t n = std::min(options_.batch, pending_.size() - done);
-      std::vector<ingest::Rejection> refused;
-      if (Status s = sink_->Write(std::span(pending_).subspan(done, n), &refused); !s.ok()) return s;
-      written_ += n - refused.size();
-      for (const ingest::Rejection& r : refused) Refused(r);
-      done += n;
+    while (pending_.size() >= options_.batch || (all && !pending_.empty())) {
+      std::vector<storage::Reading> batch;
+      if (pending_.size() <= options_.batch) {
+        batch.swap(pending_);
+      } else {
+        const auto cut = pending_.begin() + static_cast<std::ptrdiff_t>(options_.batch);
+        batch.assign(std::make_move_iterator(pending_.begin()), std::make_move_iterator(cut));
+        pending_.erase(pending_.begin(), cut);
+      }
+      if (Status s = Written(); !s.ok()) return s;
+      writing_ = std::async(std::launch::async, [this, batch = std::move(batch)] {
+        Write w{.readings = batch.size()};
+        w.status = sink_->Write(batch, &w.refused);
+        return w;
+      });
     }
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+    return all ? Written() : Status::OK();
+  }
+
+  // Waits for the write under way, if any, and counts what it stored and what was refused.
+  Status Written() {
+    if (!writing_.valid()) return Status::OK();
+    Write w = writing_.get();
+    if (!w.status.ok()) return w.status;
+    written_ += w.readings - w.refused.size();
+    for (const ingest::Rejection& r : w.refused) Refused(r);
     return Status::OK();
   }
 
@@ -350,6 +372,12 @@ class Importer {
   ingest::LineProtocolOptions line_;
   std::string file_;
   std::vector<storage::Reading> pending_;
+  struct Write {
+    std::size_t readings = 0;
+    Status status;
+    std::vector<ingest::Rejection> refused;
+  };
+  std::future<Write> writing_;
   uint64_t bytes_ = 0, written_ = 0, refused_ = 0;
   std::map<std::string, uint64_t> by_reason_;
 };

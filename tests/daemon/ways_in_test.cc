@@ -216,6 +216,49 @@ TEST_F(WaysInTest, ImportThroughARunningDaemonStoresTheSame) {
   EXPECT_EQ(Metric("readingsd_readings_ingested_total"), 6);  // the daemon's hooks saw the writes
 }
 
+// A file of many batches (`--batch 64`), bad lines spread across them: each batch's write runs
+// while the next is parsed, and every reading and refusal is counted once, in either sink.
+TEST_F(WaysInTest, AnImportOfManyBatchesStoresAndCountsEachLineOnce) {
+  constexpr int kDevices = 20, kPerDevice = 500;
+  std::string file = "deviceId,readingTs,temperature\n";
+  Keys good;
+  std::size_t bad = 0;
+  for (int s = 0; s < kPerDevice; ++s) {
+    for (int d = 0; d < kDevices; ++d) {
+      const std::string device = "m" + std::to_string(d);
+      if ((s * kDevices + d) % 97 == 5) {
+        file += device + ",later," + std::to_string(s) + "\n";
+        ++bad;
+        continue;
+      }
+      file += device + "," + Key(s) + "," + std::to_string(s) + ".5\n";
+      good.emplace(device, Key(s));
+    }
+  }
+  WriteFile(dir_.File("many.csv"), file);
+  std::vector<std::string> devices;
+  for (int d = 0; d < kDevices; ++d) devices.push_back("m" + std::to_string(d));
+  const std::string summary = "imported " + std::to_string(good.size()) + " readings from 1 file";
+  const std::string refused = "refused " + std::to_string(bad) + ": invalid_timestamp " + std::to_string(bad) + "\n";
+
+  const std::string data_dir = dir_.File("db");
+  auto [status, out] = RunReadingsd({"--storage.data_dir=" + data_dir, "import", "--batch", "64", dir_.File("many.csv")});
+  EXPECT_EQ(status, 65) << out;
+  EXPECT_NE(out.find(summary), std::string::npos) << out;
+  EXPECT_NE(out.find(refused), std::string::npos) << out;
+  EXPECT_EQ(StoredKeys(data_dir, devices), good);
+
+  StartDaemon();
+  std::tie(status, out) = RunReadingsd({"--storage.data_dir=" + daemon_->data_dir(),
+                                        "--http.listen=127.0.0.1:" + std::to_string(daemon_->http_port()), "import",
+                                        "--batch", "64", dir_.File("many.csv")});
+  EXPECT_EQ(status, 65) << out;
+  EXPECT_NE(out.find(summary), std::string::npos) << out;
+  EXPECT_NE(out.find(refused), std::string::npos) << out;
+  EXPECT_EQ(daemon_->StoredKeys(devices), good);
+  EXPECT_EQ(Metric("readingsd_readings_ingested_total"), static_cast<double>(good.size()));
+}
+
 TEST_F(WaysInTest, KillNineDuringALargeImportThenRerunStoresEveryReadingOnce) {
   constexpr int kDevices = 20, kPerDevice = 20000;
   std::string first_half, second_half;
