@@ -19,7 +19,7 @@ namespace readingsd::storage::internal {
 
 // One reading of a batch as Store::Write puts it.
 struct KeyWrite {
-  const Reading* reading = nullptr;  // the caller's, in batch order
+  const Reading* reading = nullptr;  // the caller's (Plan returns the writes in batch order)
   std::string key;                   // EncodeKey(device id, sort key)
   std::string value;                 // EncodeAttributes(attributes)
   // nullopt: the key is new. Otherwise the encoded value this write replaces: the stored one, or,

@@ -326,6 +326,12 @@ class RocksStore : public Store {
     // Before the plan: after a failed write, planning reads and rebuilds what it left in memory.
     MaybeResume();
     if (Status s = priors_.Plan(readings, &writes_); !s.ok()) return s;
+    // In key order (a key's writes in batch order, the last one stored), each goes into the
+    // memtable a step past the one before instead of from the top of it, and each device's
+    // records are planned once: a batch of many devices, as an import or a line-protocol body
+    // has, takes far fewer steps.
+    const auto by_key = [](const internal::KeyWrite& a, const internal::KeyWrite& b) { return a.key < b.key; };
+    if (!std::is_sorted(writes_.begin(), writes_.end(), by_key)) std::stable_sort(writes_.begin(), writes_.end(), by_key);
     batch_.Clear();
     for (const internal::KeyWrite& w : writes_) {
       if (auto s = batch_.Put(w.key, w.value); !s.ok()) return FromRocks(s, "write batch");

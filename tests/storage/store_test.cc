@@ -89,6 +89,31 @@ TEST_F(StoreTest, BatchIsAllOrNothing) {
   EXPECT_EQ(SortKeys("a1").size(), 2u);
 }
 
+// The store writes a batch in key order: a batch out of it, a key twice among other keys,
+// keeps each key's last write, and the registry counts each key once with the newest as latest.
+TEST_F(StoreTest, ABatchOutOfKeyOrderKeepsEachKeysLastWrite) {
+  Open();
+  ASSERT_TRUE(store_->Write(std::vector<Reading>{Make("b", "2026-06-23T08:00:05Z", 1), Make("a", "2026-06-23T08:00:09Z", 2),
+                                                 Make("b", "2026-06-23T08:00:01Z", 3), Make("a", "2026-06-23T08:00:03Z", 4),
+                                                 Make("b", "2026-06-23T08:00:05Z", 5), Make("a", "2026-06-23T08:00:09Z", 6),
+                                                 Make("b", "2026-06-23T08:00:05Z", 7)})
+                  .ok());
+  Reading got;
+  ASSERT_TRUE(store_->Get("b", Make("b", "2026-06-23T08:00:05Z", 0).sort_key, &got).ok());
+  EXPECT_EQ(std::get<Number>(got.attributes.at(0).value), Number(7));
+  ASSERT_TRUE(store_->Get("a", Make("a", "2026-06-23T08:00:09Z", 0).sort_key, &got).ok());
+  EXPECT_EQ(std::get<Number>(got.attributes.at(0).value), Number(6));
+  std::vector<DeviceSummary> devices;
+  ASSERT_TRUE(store_->ListDevices("", "", 10, &devices).ok());
+  ASSERT_EQ(devices.size(), 2u);
+  std::vector<Attribute> latest;
+  for (const DeviceSummary& d : devices) {
+    EXPECT_EQ(d.readings, 2u) << d.device_id;
+    ASSERT_TRUE(DecodeAttributes(d.latest, &latest).ok());
+    EXPECT_EQ(std::get<Number>(latest.at(0).value), Number(d.device_id == "a" ? 6 : 7)) << d.device_id;
+  }
+}
+
 TEST_F(StoreTest, IteratorStaysInsideItsPartitionAndBounds) {
   Open();
   std::vector<Reading> batch;
